@@ -1,0 +1,109 @@
+/*
+ * User-level threads (ULTs) on pinned worker threads.
+ *
+ * Every MPI rank of a Loom job is a ULT bound to one worker (a kernel thread,
+ * usually pinned to one core). A ULT runs until it yields, parks or exits;
+ * nothing preempts it. A parked ULT costs nothing: it sits in no queue, and
+ * whoever makes its condition true wakes it in O(1) (the MPC paper's
+ * freeze/wakeup). A worker with nothing ready spins briefly, then sleeps on a
+ * futex until a wake-up arrives.
+ *
+ * Waking is tolerant by design: a wake that finds the ULT running leaves a
+ * permit, so the next park returns at once. Every park therefore sits in a
+ * loop that re-checks its condition (see loom_ult_wait).
+ *
+ * Depends on: util.
+ */
+#ifndef LOOM_RUNTIME_ULT_H
+#define LOOM_RUNTIME_ULT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct loom_ult;
+typedef void (*loom_ult_fn)(void *arg);
+typedef bool (*loom_cond_fn)(const void *arg);
+
+/* A waiter slot: where a ULT leaves itself before it parks, and where the
+ * party that makes its condition true finds it. One waiter at a time. */
+typedef _Atomic(struct loom_ult *) loom_waiter_slot;
+
+struct loom_sched_params {
+    int nworkers;        /* >= 1 */
+    const int *cpus;     /* cpus[w] = OS index of the PU or core's first PU to
+                            pin worker w to; NULL: do not pin */
+    const void *const *cpusets; /* optional: hwloc_const_cpuset_t per worker
+                                   (overrides cpus when non-NULL) */
+    long spin_ns;        /* how long a lone waiting ULT spins before it parks;
+                            < 0: default (LOOM_SPIN_NS or 50 us) */
+    long idle_spin_ns;   /* how long an idle worker polls before it sleeps;
+                            < 0: default (LOOM_IDLE_SPIN_NS or 100 us) */
+    void (*on_worker_start)(int worker); /* optional: runs first on each
+                            worker's kernel thread (signal stacks, naming) */
+};
+
+/* Starts the scheduler: workers 1..W-1 as kernel threads; the calling thread
+ * becomes worker 0 inside loom_sched_run(). */
+int loom_sched_init(const struct loom_sched_params *params)
+    __attribute__((warn_unused_result));
+
+/* Creates a ULT that will run fn(arg) on the given worker, with a stack of
+ * stack_size bytes (rounded up to pages) below a guard page. The ULT starts
+ * when loom_sched_run() runs, or at once if the scheduler already runs. */
+int loom_ult_create(loom_ult_fn fn, void *arg, int worker, size_t stack_size,
+                    struct loom_ult **ult_p) __attribute__((warn_unused_result));
+
+/* Runs worker 0 on the calling thread until every ULT has finished, then
+ * stops the other workers and returns. */
+void loom_sched_run(void);
+
+/* Frees every ULT and stack; after loom_sched_run() returned. */
+void loom_sched_fini(void);
+
+/* The calling ULT, or NULL on a thread that is not running a ULT. */
+struct loom_ult *loom_ult_self(void);
+
+/* Index of the worker the calling thread is, or -1. */
+int loom_sched_worker_self(void);
+int loom_sched_nworkers(void);
+
+/* Lets other ready ULTs on this worker run; returns at once if none. */
+void loom_ult_yield(void);
+
+/* Blocks the calling ULT until loom_ult_wake() is called on it (or returns
+ * at once if a wake is already pending). May return spuriously. */
+void loom_ult_park(void);
+
+/* Makes u ready if it is parked, else leaves it a permit. Safe from any
+ * worker and from plain threads; O(1). */
+void loom_ult_wake(struct loom_ult *u);
+
+/* Waits until done(arg) is true: spins while this ULT is alone on its worker
+ * (for at most spin_ns), then registers in *slot and parks. The waker makes
+ * done() true and then calls loom_ult_notify(slot). Objects holding slots
+ * must stay mapped while a stale notify may still reach them (pools). */
+void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot);
+
+/* Wakes whoever is registered in *slot, if anyone. Call after making the
+ * condition true (the store must be seq_cst or followed by a fence). */
+void loom_ult_notify(loom_waiter_slot *slot);
+
+/* Ends the calling ULT; never returns. Returning from fn does the same. */
+__attribute__((noreturn)) void loom_ult_exit(void);
+
+/* A pointer the owner of the ULT may attach (Loom attaches the rank). */
+void loom_ult_set_data(struct loom_ult *u, void *data);
+void *loom_ult_get_data(const struct loom_ult *u);
+int loom_ult_worker(const struct loom_ult *u);
+
+/* The ULT's usable stack [lo, hi) and its guard page [guard, lo); used to
+ * report a stack overflow by rank. */
+void loom_ult_stack_bounds(const struct loom_ult *u, void **lo_p, void **hi_p,
+                           void **guard_p);
+
+/* True when another ULT is ready on the calling worker (waiters use it to
+ * decide between spinning and parking). */
+bool loom_sched_others_ready(void);
+
+#endif
