@@ -1,0 +1,168 @@
+/*
+ * Error classes, strings and the predefined error handlers.
+ *
+ * Every bad argument is raised through the communicator's error handler with
+ * a message that says what was wrong. MPI_ERRORS_ARE_FATAL (the default) and
+ * MPI_ERRORS_ABORT print the message naming the rank and the function and end
+ * the job with the error class as exit status; MPI_ERRORS_RETURN hands the
+ * code back. Errors not tied to a valid communicator go to MPI_COMM_WORLD's
+ * handler (MPI-3.1, 8.3).
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mpi/mpi_impl.h"
+#include "util/log.h"
+
+static const char *const class_names[] = {
+    "MPI_SUCCESS", "MPI_ERR_BUFFER", "MPI_ERR_COUNT", "MPI_ERR_TYPE", "MPI_ERR_TAG",
+    "MPI_ERR_COMM", "MPI_ERR_RANK", "MPI_ERR_REQUEST", "MPI_ERR_ROOT", "MPI_ERR_GROUP",
+    "MPI_ERR_OP", "MPI_ERR_TOPOLOGY", "MPI_ERR_DIMS", "MPI_ERR_ARG", "MPI_ERR_UNKNOWN",
+    "MPI_ERR_TRUNCATE", "MPI_ERR_OTHER", "MPI_ERR_INTERN", "MPI_ERR_IN_STATUS",
+    "MPI_ERR_PENDING", "MPI_ERR_ACCESS", "MPI_ERR_AMODE", "MPI_ERR_ASSERT", "MPI_ERR_BAD_FILE",
+    "MPI_ERR_BASE", "MPI_ERR_CONVERSION", "MPI_ERR_DISP", "MPI_ERR_DUP_DATAREP",
+    "MPI_ERR_FILE_EXISTS", "MPI_ERR_FILE_IN_USE", "MPI_ERR_FILE", "MPI_ERR_INFO_KEY",
+    "MPI_ERR_INFO_NOKEY", "MPI_ERR_INFO_VALUE", "MPI_ERR_INFO", "MPI_ERR_IO", "MPI_ERR_KEYVAL",
+    "MPI_ERR_LOCKTYPE", "MPI_ERR_NAME", "MPI_ERR_NO_MEM", "MPI_ERR_NOT_SAME", "MPI_ERR_NO_SPACE",
+    "MPI_ERR_NO_SUCH_FILE", "MPI_ERR_PORT", "MPI_ERR_QUOTA", "MPI_ERR_READ_ONLY",
+    "MPI_ERR_RMA_CONFLICT", "MPI_ERR_RMA_SYNC", "MPI_ERR_SERVICE", "MPI_ERR_SIZE",
+    "MPI_ERR_SPAWN", "MPI_ERR_UNSUPPORTED_DATAREP", "MPI_ERR_UNSUPPORTED_OPERATION",
+    "MPI_ERR_WIN", "MPI_ERR_RMA_RANGE", "MPI_ERR_RMA_ATTACH", "MPI_ERR_RMA_SHARED",
+    "MPI_ERR_RMA_FLAVOR", "MPI_T_ERR_MEMORY",
+};
+
+static const char *const class_texts[] = {
+    "no error", "invalid buffer pointer", "invalid count argument", "invalid datatype",
+    "invalid tag", "invalid communicator", "invalid rank", "invalid request", "invalid root",
+    "invalid group", "invalid operation", "invalid topology", "invalid dimension argument",
+    "invalid argument", "unknown error", "message truncated on receive", "other error",
+    "internal error", "error code is in status", "pending request", "permission denied",
+    "invalid file access mode", "invalid assertion", "invalid file name", "invalid base",
+    "unsupported data conversion", "invalid displacement", "duplicate data representation",
+    "file exists", "file in use", "invalid file", "invalid info key", "info key not defined",
+    "invalid info value", "invalid info object", "I/O error", "invalid keyval",
+    "invalid lock type", "name not found", "out of memory", "collective argument not identical",
+    "no space left", "no such file", "invalid port", "quota exceeded", "read-only file",
+    "conflicting RMA accesses", "wrong RMA synchronization", "invalid service name",
+    "invalid size", "spawn error", "unsupported data representation", "unsupported operation",
+    "invalid window", "RMA address out of range", "RMA attach error", "RMA shared memory error",
+    "RMA flavor error", "MPI_T memory allocation failed",
+};
+
+const char *loom_mpi_class_name(int errclass)
+{
+    if (errclass >= 0 && (size_t)errclass < LOOM_ARRAY_SIZE(class_names))
+        return class_names[errclass];
+    return "unknown error class";
+}
+
+static MPI_Errhandler handler_of(MPI_Comm comm)
+{
+    struct loom_mpi_rank *m = loom_mpi_self();
+    if (!m)
+        return MPI_ERRORS_ARE_FATAL;
+    return comm == MPI_COMM_SELF ? m->eh_self : m->eh_world;
+}
+
+int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, ...)
+{
+    MPI_Errhandler eh = handler_of(comm);
+    if (eh == MPI_ERRORS_RETURN)
+        return errclass;
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    struct loom_rank *r = loom_rank_self();
+    loom_log_error("rank %d: %s: %s (%s); ending the job", r ? r->rank : 0, fn, what,
+                   loom_mpi_class_name(errclass));
+    loom_job_abort(errclass);
+}
+
+int loom_mpi_check_init(const char *fn)
+{
+    struct loom_rank *r = loom_rank_self();
+    if (!r || r->mpi_state == LOOM_MPI_NONE)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "called before MPI_Init");
+    if (r->mpi_state == LOOM_MPI_FINALIZED)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "called after MPI_Finalize");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    if (!errorclass)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
+    if (errorcode < 0 || (size_t)errorcode >= LOOM_ARRAY_SIZE(class_names))
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class",
+                            "%d is not a valid error code", errorcode);
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Error_class);
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (!string || !resultlen)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string",
+                            "string or resultlen is NULL");
+    if (errorcode < 0 || (size_t)errorcode >= LOOM_ARRAY_SIZE(class_names))
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string",
+                            "%d is not a valid error code", errorcode);
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", class_names[errorcode],
+                     class_texts[errorcode]);
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Error_string);
+
+static bool predefined_handler(MPI_Errhandler eh)
+{
+    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    int rc = loom_mpi_check_init("MPI_Comm_set_errhandler");
+    if (rc)
+        return rc;
+    if (!loom_mpi_comm_valid(comm))
+        return loom_mpi_bad_comm(comm, "MPI_Comm_set_errhandler");
+    if (!predefined_handler(errhandler))
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                            "invalid error handler 0x%x", (unsigned)errhandler);
+    struct loom_mpi_rank *m = loom_mpi_self();
+    if (comm == MPI_COMM_SELF)
+        m->eh_self = errhandler;
+    else
+        m->eh_world = errhandler;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Comm_set_errhandler);
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    int rc = loom_mpi_check_init("MPI_Comm_get_errhandler");
+    if (rc)
+        return rc;
+    if (!loom_mpi_comm_valid(comm))
+        return loom_mpi_bad_comm(comm, "MPI_Comm_get_errhandler");
+    if (!errhandler)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+    *errhandler = handler_of(comm);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Comm_get_errhandler);
+
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    if (!errhandler || !predefined_handler(*errhandler))
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free",
+                            "invalid error handler");
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Errhandler_free);

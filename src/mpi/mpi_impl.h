@@ -1,0 +1,55 @@
+/*
+ * Internal interface of the MPI layer: per-rank MPI state, error raising,
+ * and the macro that makes MPI_x a weak alias of PMPI_x (the profiling
+ * interface). Entry points are written as PMPI_x (renamed LPMPI_x by mpi.h).
+ *
+ * Depends on: runtime, util.
+ */
+#ifndef LOOM_MPI_IMPL_H
+#define LOOM_MPI_IMPL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "runtime/job.h"
+#include "runtime/ult.h"
+#include "util/common.h"
+
+/* MPI_x is a weak alias of PMPI_x, so a profiling library can define MPI_x. */
+#define LOOM_MPI_ALIAS(name)                                                                    \
+    extern __typeof__(LPMPI_##name) LMPI_##name __attribute__((weak, alias("LPMPI_" #name)))
+
+struct loom_mpi_rank {
+    MPI_Errhandler eh_world, eh_self;
+    int thread_level;
+};
+
+/* The calling rank's MPI state; NULL before MPI_Init. */
+static inline struct loom_mpi_rank *loom_mpi_self(void)
+{
+    struct loom_rank *r = loom_rank_self();
+    return r ? (struct loom_mpi_rank *)r->mpi : NULL;
+}
+
+/* Raises errclass on comm's error handler with a message saying what was
+ * wrong; returns the code to hand back when the handler returns. */
+int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Checks that MPI is initialized and not finalized for the caller; raises
+ * MPI_ERR_OTHER otherwise. Returns MPI_SUCCESS or the error code. */
+int loom_mpi_check_init(const char *fn);
+
+const char *loom_mpi_class_name(int errclass);
+
+/* True for a communicator handle this rank may use. */
+bool loom_mpi_comm_valid(MPI_Comm comm);
+int loom_mpi_comm_size(MPI_Comm comm);
+/* Raises MPI_ERR_COMM for a handle that is not a usable communicator. */
+int loom_mpi_bad_comm(MPI_Comm comm, const char *fn);
+
+/* The world barrier's job-wide state (barrier.c). */
+int loom_mpi_barrier_init(int nranks) LOOM_MUST_CHECK;
+void loom_mpi_barrier_world(int rank);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * The job: the ranks of this Loom process and their life cycle.
+ *
+ * mpiexec fills a loom_job_spec from its command line and calls
+ * loom_job_run(), which loads one private copy of the program per rank
+ * (image.c), starts one ULT per rank on its worker, and returns the job's exit
+ * status once every rank has ended. A program run directly (./app) has no job
+ * until MPI_Init makes it a singleton of one rank on the calling thread.
+ *
+ * Depends on: util, runtime/ult, runtime/topo.
+ */
+#ifndef LOOM_RUNTIME_JOB_H
+#define LOOM_RUNTIME_JOB_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/common.h"
+
+struct loom_ult;
+
+enum loom_bind { LOOM_BIND_CORE, LOOM_BIND_NONE };
+enum loom_map { LOOM_MAP_CORE, LOOM_MAP_L3, LOOM_MAP_NUMA, LOOM_MAP_PACKAGE };
+
+struct loom_job_spec {
+    int nranks;
+    int nworkers;            /* 0: one per core of the allowed cpuset */
+    size_t stack_size;       /* per rank */
+    enum loom_bind bind;
+    enum loom_map map;
+    bool tag_output;
+    bool report_bindings;    /* print where each rank runs */
+    double timeout_s;        /* 0: none */
+    const char *program;     /* path of the Loom program */
+    int argc;                /* argv[0] is the program as typed */
+    char **argv;
+};
+
+/* A rank's line buffer for one output stream (stdio.c). */
+struct loom_outbuf {
+    char *data;
+    size_t len, cap;
+};
+
+enum loom_rank_state { LOOM_RANK_NEW, LOOM_RANK_RUNNING, LOOM_RANK_DONE };
+enum loom_mpi_state { LOOM_MPI_NONE, LOOM_MPI_INITIALIZED, LOOM_MPI_FINALIZED };
+
+struct loom_rank {
+    int rank;                     /* in MPI_COMM_WORLD */
+    int worker;
+    struct loom_ult *ult;         /* NULL for a singleton */
+    void *dl;                     /* this rank's copy of the program */
+    int memfd;
+    int argc;
+    char **argv;                  /* private copy */
+    int exit_status;
+    enum loom_rank_state state;
+    enum loom_mpi_state mpi_state;
+    jmp_buf exit_jb;              /* where exit() in the rank lands */
+    bool run_atexit;              /* exit() (true) or _exit() (false) */
+    bool in_fini;                 /* running its atexit handlers */
+    struct loom_outbuf out, err;  /* partial output lines */
+    void *mpi;                    /* the MPI layer's per-rank state */
+} LOOM_ALIGNED_CL;
+
+struct loom_job {
+    int nranks;
+    int nworkers;
+    bool singleton;               /* ./app run directly */
+    bool tag_output;
+    size_t stack_size;
+    struct loom_rank *ranks;
+    int *worker_of_rank;
+    const char *program;
+};
+
+/* The job of this process; nranks == 0 until a job or singleton exists. */
+extern struct loom_job loom_job;
+
+/* Runs the job described by spec; returns the exit status for mpiexec. */
+int loom_job_run(const struct loom_job_spec *spec) LOOM_MUST_CHECK;
+
+/* Makes the calling thread rank 0 of a one-rank job (MPI_Init without
+ * mpiexec). Idempotent. */
+void loom_job_singleton(void);
+
+/* The calling rank, or NULL when the caller is not a rank. */
+struct loom_rank *loom_rank_self(void);
+
+/* Ends the calling rank with status (exit() in a rank lands here). */
+LOOM_NORETURN void loom_rank_exit(int status, bool run_atexit);
+
+/* Ends the whole job at once with status after a message (MPI_Abort, a
+ * fatal MPI error). Flushes the caller's partial output first. */
+LOOM_NORETURN void loom_job_abort(int status);
+
+/* stdio.c: per-rank stdout/stderr streams and stdin for rank 0. */
+int loom_stdio_init(bool tag_output) LOOM_MUST_CHECK;
+void loom_stdio_flush_rank(struct loom_rank *r);
+
+/* image.c */
+/* True when path is a program linked by Loom's mpicc. */
+bool loom_image_is_loom_program(const char *path, char *why, size_t whylen);
+int loom_image_prepare(const char *path) LOOM_MUST_CHECK;
+int loom_image_load(struct loom_rank *r) LOOM_MUST_CHECK;
+void loom_image_release(void);
+
+#endif

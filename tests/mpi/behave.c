@@ -1,0 +1,104 @@
+/* One program, many behaviours, chosen by argv[1], for the launcher tests:
+ *   exit RANK CODE     rank RANK calls exit(CODE) mid-job, others wait
+ *   _exit RANK CODE    the same with _exit
+ *   return RANK CODE   rank RANK returns CODE from main
+ *   abort RANK CODE    rank RANK calls MPI_Abort(MPI_COMM_WORLD, CODE)
+ *   segv RANK          rank RANK dereferences NULL
+ *   assert RANK        rank RANK fails an assert (SIGABRT)
+ *   overflow RANK      rank RANK recurses until its stack overflows
+ *   nofinalize RANK    rank RANK returns 0 without MPI_Finalize
+ *   hang               every rank waits forever (for --timeout and SIGTERM)
+ *   stdin              every rank reads stdin and says what it got
+ *   env VAR...         rank 0 prints VAR=value for each VAR
+ *   atexit             every rank registers an atexit handler and calls exit(0)
+ *   partial            every rank prints a line in two pieces around a barrier
+ *   fatal              rank 0 passes MPI_COMM_NULL to MPI_Comm_rank (fatal error)
+ */
+#include <assert.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank;
+
+static void on_exit_handler(void)
+{
+    printf("atexit handler of rank %d\n", rank);
+}
+
+static int recurse(volatile char *prev, int depth)
+{
+    volatile char frame[4096];
+    frame[0] = prev ? prev[0] : 1;
+    if (depth > (1 << 30))
+        return frame[0];
+    return recurse(frame, depth + 1) + frame[100];
+}
+
+int main(int argc, char **argv)
+{
+    int size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *what = argc > 1 ? argv[1] : "";
+    int who = argc > 2 ? atoi(argv[2]) : 0;
+    int code = argc > 3 ? atoi(argv[3]) : 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (strcmp(what, "exit") == 0 && rank == who)
+        exit(code);
+    if (strcmp(what, "_exit") == 0 && rank == who)
+        _exit(code);
+    if (strcmp(what, "return") == 0 && rank == who)
+        return code;
+    if (strcmp(what, "abort") == 0 && rank == who)
+        MPI_Abort(MPI_COMM_WORLD, code);
+    if (strcmp(what, "segv") == 0 && rank == who) {
+        volatile int *p = NULL;
+        *p = 1;
+    }
+    if (strcmp(what, "assert") == 0 && rank == who)
+        assert(rank != who);
+    if (strcmp(what, "overflow") == 0 && rank == who)
+        return recurse(NULL, 0);
+    if (strcmp(what, "nofinalize") == 0 && rank == who)
+        return 0;
+    if (strcmp(what, "hang") == 0) {
+        if (rank == 0)
+            printf("hanging\n");
+        fflush(stdout);
+        if (rank == 0)
+            for (;;)
+                sleep(1);
+    }
+    if (strcmp(what, "stdin") == 0) {
+        char line[256];
+        if (fgets(line, sizeof line, stdin))
+            printf("rank %d read: %s", rank, line);
+        else
+            printf("rank %d read: EOF\n", rank);
+    }
+    if (strcmp(what, "env") == 0 && rank == 0)
+        for (int i = 2; i < argc; i++)
+            printf("%s=%s\n", argv[i], getenv(argv[i]) ? getenv(argv[i]) : "(unset)");
+    if (strcmp(what, "atexit") == 0) {
+        atexit(on_exit_handler);
+        MPI_Finalize();
+        exit(0);
+    }
+    if (strcmp(what, "partial") == 0) {
+        printf("rank %d says ", rank);
+        MPI_Barrier(MPI_COMM_WORLD);
+        printf("hello\n");
+    }
+    if (strcmp(what, "fatal") == 0 && rank == 0) {
+        int r;
+        MPI_Comm_rank(MPI_COMM_NULL, &r);
+    }
+    /* Everyone else waits for the failing rank (the job must end anyway). */
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
