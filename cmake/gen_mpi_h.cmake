@@ -1,0 +1,25 @@
+# Generates mpi.h: cmake -DIN=mpi.h.in -DDEFDIR=src/mpi -DOUT=mpi.h -P gen_mpi_h.cmake
+# reading every DEFDIR/functions*.def in name order.
+# For each LOOM_FN(ret, name, (args)) line: the macros MPI_name -> LMPI_name and
+# PMPI_name -> LPMPI_name, and both prototypes.
+file(GLOB defs_files ${DEFDIR}/functions*.def)
+list(SORT defs_files)
+set(lines "")
+foreach(f IN LISTS defs_files)
+  file(STRINGS ${f} flines REGEX "^LOOM_FN\\(")
+  list(APPEND lines ${flines})
+endforeach()
+set(defs "")
+set(protos "")
+foreach(line IN LISTS lines)
+  if(NOT line MATCHES "^LOOM_FN\\(([^,]+), ([A-Za-z0-9_]+), (\\(.*\\))\\)$")
+    message(FATAL_ERROR "functions.def: cannot parse: ${line}")
+  endif()
+  set(ret ${CMAKE_MATCH_1})
+  set(name ${CMAKE_MATCH_2})
+  set(args ${CMAKE_MATCH_3})
+  string(APPEND defs "#define MPI_${name} LMPI_${name}\n#define PMPI_${name} LPMPI_${name}\n")
+  string(APPEND protos "${ret} LMPI_${name}${args};\n${ret} LPMPI_${name}${args};\n")
+endforeach()
+set(LOOM_MPI_FUNCTIONS "${defs}\n${protos}")
+configure_file(${IN} ${OUT} @ONLY)

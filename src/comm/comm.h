@@ -1,0 +1,67 @@
+/*
+ * Communicators and groups as the other layers see them.
+ *
+ * A communicator has a part shared by its members (struct loom_comm_shared:
+ * context id, members, collective state) and a part per member rank
+ * (struct loom_comm: the member's rank, error handler, attributes, name).
+ * MPI_COMM_WORLD and MPI_COMM_SELF are predefined handles that resolve to the
+ * calling rank's own objects; every other communicator handle is a job-wide
+ * table entry owned by one rank, and using another rank's handle is an error
+ * (MPI_ERR_COMM), as it would be in another process.
+ *
+ * Context ids: each communicator gets two consecutive ids, context_id for
+ * point-to-point and context_id + 1 for collective traffic, so the two never
+ * match each other.
+ *
+ * Depends on: util, runtime.
+ */
+#ifndef LOOM_COMM_H
+#define LOOM_COMM_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/common.h"
+
+struct loom_group {
+    _Atomic int refs;
+    int handle;
+    int size;
+    int *world;             /* [size] world rank of each member, in group order */
+};
+
+struct loom_comm_shared {
+    _Atomic int refs;       /* members that still hold the communicator */
+    uint32_t context_id;    /* point-to-point; context_id + 1: collectives */
+    int size;
+    int *world_of;          /* [size] local rank -> world rank */
+    void *coll;             /* the collective layer's state, created lazily */
+};
+
+struct loom_comm {
+    struct loom_comm_shared *sh;
+    int rank;               /* the owner's rank in this communicator */
+    int owner;              /* the owner's world rank */
+    int handle;             /* MPI_Comm of this object */
+    MPI_Errhandler errhandler;
+    void *priv;             /* attributes, name, info, creation sequence: comm's own */
+};
+
+/* The calling rank's communicator behind h, or NULL when h is not a valid
+ * communicator of the caller (null, freed, stale, another rank's). */
+struct loom_comm *loom_comm_lookup(MPI_Comm h);
+
+/* World rank of rank `rank` of comm. */
+static inline int loom_comm_world_rank(const struct loom_comm *c, int rank)
+{
+    return c->sh->world_of[rank];
+}
+
+/* Sets up MPI_COMM_WORLD and MPI_COMM_SELF for the calling rank (MPI_Init)
+ * and releases them (MPI_Finalize). */
+int loom_comm_rank_init(void) LOOM_MUST_CHECK;
+void loom_comm_rank_fini(void);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * The datatype engine: MPI datatypes as flattened layouts, and typed copies
+ * between two layouts with no intermediate pack buffer.
+ *
+ * A datatype describes one element: `size` bytes of data spread over blocks
+ * at byte offsets from the buffer pointer, and an extent (ub - lb) that
+ * separates consecutive elements. A message is the concatenation of the data
+ * bytes of its elements (its type signature's bytes); offsets "in the
+ * message" below count those bytes, so a copy can be split into chunks.
+ *
+ * Objects are shared by all ranks (handles are job-wide, util/handle.h):
+ * the receiver of a large message copies straight from the sender's layout,
+ * so pending operations hold a reference (loom_type_retain) and a type freed
+ * by its owner lives until the last one is released.
+ *
+ * Depends on: util.
+ */
+#ifndef LOOM_DATATYPE_H
+#define LOOM_DATATYPE_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/common.h"
+
+struct loom_type_block {
+    MPI_Aint off;   /* from the element's start (the buffer pointer) */
+    size_t len;     /* bytes */
+};
+
+struct loom_type {
+    _Atomic int refs;
+    int handle;             /* MPI_Datatype of this object */
+    size_t size;            /* data bytes of one element (MPI_Type_size) */
+    MPI_Aint lb, ub;        /* extent = ub - lb (MPI_Type_get_extent) */
+    MPI_Aint true_lb, true_ub;
+    bool committed;         /* predefined types are always committed */
+    bool predefined;
+    bool contig;            /* one block: data at [true_lb, true_lb + size) and
+                               extent == size, so count elements are one block */
+    int basic;              /* the predefined type all basic elements share, or 0 */
+    MPI_Count nbasic;       /* basic elements in one element (MPI_Get_elements) */
+    size_t nblocks;
+    struct loom_type_block *blocks; /* the element's layout, in type-map order */
+    /* what the engine needs beyond this (envelope, contents, name) is its own */
+    void *priv;
+};
+
+/* The type behind a handle (predefined or user-defined), or NULL when h is
+ * no datatype or a freed one. */
+struct loom_type *loom_type_get(MPI_Datatype h);
+
+/* Keeps t alive across a pending operation; release drops the reference
+ * (and frees a user type whose handle was freed). Predefined types ignore both. */
+void loom_type_retain(struct loom_type *t);
+void loom_type_release(struct loom_type *t);
+
+/* Copies nbytes of message data, starting at byte `offset` of the message,
+ * from (src, st) to (dst, dt); both may be non-contiguous, and the two
+ * layouts may differ (only the bytes of the type signatures line up). The
+ * caller has checked that offset + nbytes fits both sides. */
+void loom_type_copy(void *dst, const struct loom_type *dt, const void *src,
+                    const struct loom_type *st, size_t offset, size_t nbytes);
+
+/* Contiguous bytes <-> typed buffer, starting at byte `offset` of the message. */
+void loom_type_pack(void *out, const void *src, const struct loom_type *t, size_t offset,
+                    size_t nbytes);
+void loom_type_unpack(void *dst, const struct loom_type *t, const void *in, size_t offset,
+                      size_t nbytes);
+
+/* Basic elements in the first nbytes of a message of type t (MPI_Get_elements),
+ * or MPI_UNDEFINED when nbytes ends inside a basic element. */
+MPI_Count loom_type_elements(const struct loom_type *t, MPI_Count nbytes);
+
+#endif
