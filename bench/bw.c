@@ -4,6 +4,7 @@
  * / time per window, in MB/s (10^6 bytes/s), measured on rank 0.
  * Compiled with -DBIBW, both ranks send and receive a window at the same
  * time (bidirectional bandwidth: 2 * W * size / time per window). */
+#define BENCH_NO_REDUCE 1 /* rank 0 measures, as OSU */
 #include "common.h"
 
 #ifdef BIBW
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
     bench_header(&o, "bandwidth from rank 0 to rank 1");
 #endif
     bench_columns(&o, "Bandwidth(MB/s)", 1);
-    for (size_t s = bench_first_size(&o, 1); s <= o.max_size; s *= 2) {
+    for (size_t s = bench_first_size(&o, 1); s <= o.max_size; s = bench_next(&o, s)) {
         int iters = bench_iters(&o, s), warm = bench_warmup(&o, s);
         bench_buf_size(&sb, &o, s);
         bench_buf_size(&rb, &o, s);

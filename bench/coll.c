@@ -31,7 +31,7 @@ int main(int argc, char **argv)
     bench_buf_alloc(&rb, &o, RBYTES(maxs, (size_t)n));
     bench_header(&o, SIZED ? "latency per call" : "latency per call, no message");
     bench_columns(&o, "Avg Latency(us)", SIZED);
-    for (size_t s = SIZED ? bench_first_size(&o, MINSZ) : 0; s <= maxs; s = s ? s * 2 : 1) {
+    for (size_t s = SIZED ? bench_first_size(&o, MINSZ) : 0; s <= maxs; s = bench_next(&o, s)) {
         for (int i = 0; i < n; i++) {
             cnt[i] = (int)s;
             dsp[i] = (int)s * i;

@@ -167,6 +167,3 @@
 #error "compile with -DCOLL_<NAME>, e.g. -DCOLL_ALLREDUCE"
 #endif
 
-#if !SIZED
-#define BENCH_NO_REDUCE_IF_UNSIZED 1
-#endif

@@ -37,15 +37,17 @@ typedef struct bench_opts {
     int json, full;
     int window;         /* bandwidth window (bw, bibw, mbw_mr) */
     int test_calls;     /* nonblocking: MPI_Test calls during compute */
+    int step;           /* size factor between steps (power of two, default 2) */
     int rank, size;
 } bench_opts;
 
 static inline void bench_usage(const bench_opts *o)
 {
     fprintf(stderr,
-            "usage: %s [-m MIN:MAX] [-i ITER] [-x WARMUP] [--cold] [--ws BYTES]\n"
+            "usage: %s [-m MIN:MAX] [-s STEP] [-i ITER] [-x WARMUP] [--cold] [--ws BYTES]\n"
             "          [-W WINDOW] [-T TESTS] [-f] [--json]\n"
             "  -m MIN:MAX  message sizes in bytes, powers of two (default %zu:%zu)\n"
+            "  -s STEP     size factor between steps, a power of two (default 2)\n"
             "  -i ITER     timed iterations for sizes <= %d B (default %d); larger\n"
             "              sizes use ITER*sqrt(%d/size), at least 5\n"
             "  -x WARMUP   warm-up iterations, scaled the same way (default %d)\n"
@@ -111,6 +113,9 @@ static inline int bench_init(bench_opts *o, int argc, char **argv)
                 o->max_size = bench_parse_size(v);
             }
             i++;
+        } else if (!strcmp(a, "-s") && v) {
+            o->step = atoi(v);
+            i++;
         } else if (!strcmp(a, "-i") && v) {
             o->iters = atoi(v);
             i++;
@@ -142,6 +147,8 @@ static inline int bench_init(bench_opts *o, int argc, char **argv)
         o->iters = 1;
     if (o->warmup < 0)
         o->warmup = 0;
+    if (o->step < 2 || (o->step & (o->step - 1)))
+        o->step = 2;
     if (o->window < 1)
         o->window = 1;
     if (o->min_size > o->max_size)
@@ -185,6 +192,12 @@ static inline size_t bench_first_size(const bench_opts *o, size_t floor)
     while (s < lo)
         s <<= 1;
     return s;
+}
+
+/* The size after s (0 is followed by 1). */
+static inline size_t bench_next(const bench_opts *o, size_t s)
+{
+    return s ? s * (size_t)o->step : 1;
 }
 
 /* A buffer: one slot when hot; when cold, as many slots of the current

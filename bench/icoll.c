@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     if (o.rank == 0 && !o.json)
         printf("%-10s %16s %12s %12s %12s %10s\n", SIZED ? "# Size" : "#", "Pure(us)",
                "Overall(us)", "Compute(us)", "Overlap(%)", "Iterations");
-    for (size_t s = SIZED ? bench_first_size(&o, MINSZ) : 0; s <= maxs; s = s ? s * 2 : 1) {
+    for (size_t s = SIZED ? bench_first_size(&o, MINSZ) : 0; s <= maxs; s = bench_next(&o, s)) {
         int iters = bench_iters(&o, s), warm = bench_warmup(&o, s);
         bench_buf_size(&sb, &o, SBYTES(s, (size_t)n));
         bench_buf_size(&rb, &o, RBYTES(s, (size_t)n));

@@ -2,6 +2,7 @@
  * a message back and forth with blocking MPI_Send/MPI_Recv; the one-way
  * latency is the round-trip time / 2, measured on rank 0.  Other ranks, if
  * any, stay idle.  Loom benchmark suite, written for Loom. */
+#define BENCH_NO_REDUCE 1 /* rank 0 measures, as OSU */
 #include "common.h"
 
 int main(int argc, char **argv)
@@ -21,7 +22,7 @@ int main(int argc, char **argv)
     bench_buf_alloc(&rb, &o, o.max_size);
     bench_header(&o, "one-way latency, ping-pong between ranks 0 and 1");
     bench_columns(&o, "Latency(us)", 1);
-    for (size_t s = o.min_size ? bench_first_size(&o, 1) : 0; s <= o.max_size; s = s ? s * 2 : 1) {
+    for (size_t s = o.min_size ? bench_first_size(&o, 1) : 0; s <= o.max_size; s = bench_next(&o, s)) {
         int iters = bench_iters(&o, s), warm = bench_warmup(&o, s);
         bench_buf_size(&sb, &o, s);
         bench_buf_size(&rb, &o, s);

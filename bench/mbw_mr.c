@@ -27,7 +27,7 @@ int main(int argc, char **argv)
     char ack[4] = {0};
     bench_header(&o, "aggregate message rate of n/2 pairs");
     bench_columns(&o, "Messages/s", 1);
-    for (size_t s = bench_first_size(&o, 1); s <= o.max_size; s *= 2) {
+    for (size_t s = bench_first_size(&o, 1); s <= o.max_size; s = bench_next(&o, s)) {
         int iters = bench_iters(&o, s), warm = bench_warmup(&o, s);
         bench_buf_size(&b, &o, s);
         long k = 0;

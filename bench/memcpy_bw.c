@@ -51,7 +51,7 @@ static size_t llc_bytes(void)
 int main(int argc, char **argv)
 {
     size_t lo = 1, hi = 4 << 20, ws = 0;
-    int iters = 1000, cold = 0, json = 0;
+    int iters = 1000, cold = 0, json = 0, step = 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) {
             char *c = strchr(argv[++i], ':');
@@ -63,6 +63,8 @@ int main(int argc, char **argv)
             } else {
                 hi = parse_size(argv[i]);
             }
+        } else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
+            step = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
             iters = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "-x") && i + 1 < argc) {
@@ -75,12 +77,14 @@ int main(int argc, char **argv)
             json = 1;
         } else if (!strcmp(argv[i], "-f")) {
         } else {
-            fprintf(stderr, "usage: memcpy_bw [-m MIN:MAX] [-i ITER] [--cold] [--ws BYTES] [--json]\n");
+            fprintf(stderr, "usage: memcpy_bw [-m MIN:MAX] [-s STEP] [-i ITER] [--cold] [--ws BYTES] [--json]\n");
             return strcmp(argv[i], "-h") && strcmp(argv[i], "--help") ? 1 : 0;
         }
     }
     if (iters < 1)
         iters = 1;
+    if (step < 2 || (step & (step - 1)))
+        step = 2;
     if (!ws)
         ws = 2 * llc_bytes();
     size_t need = cold ? (ws > 2 * hi ? ws : 2 * hi) : hi;
@@ -97,7 +101,7 @@ int main(int argc, char **argv)
     size_t s = 1;
     while (s < lo)
         s <<= 1;
-    for (; s <= hi; s <<= 1) {
+    for (; s <= hi; s *= (size_t)step) {
         size_t stride = (s + 63) / 64 * 64, nslots = cold ? need / stride : 1;
         /* at least ~20 ms of copying per size, at most `iters` x 100 */
         long n = iters;

@@ -1,0 +1,588 @@
+"""Parsing, statistics, Markdown report and plots for bench/compare.
+
+Everything here works on the JSON-lines file that the driver writes
+(results.jsonl), so a report can be regenerated from recorded data
+(`bench/compare --report-only results.jsonl`) and the unit tests run on
+recorded samples.  Standard library only, except the plots (matplotlib,
+imported lazily).
+
+Record types in results.jsonl (field "type"):
+  machine  the machine's description (CPU, cores, NUMA, caches, versions)
+  config   the driver's options and the command line
+  build    one benchmark built (or not) with one MPI: ok, reason
+  run      one benchmark run: mpi, bench, ranks, mode, repeat, ok, reason
+  result   one measurement: mpi, bench, ranks, mode, size, repeat, value,
+           unit, avg_us, min_us, max_us, iters (+ benchmark extras)
+"""
+
+import json
+import math
+import os
+import statistics
+
+MPI_NAMES = {"loom": "Loom", "openmpi": "Open MPI", "mpich": "MPICH", "limits": "hardware"}
+HIGHER_IS_BETTER = {"MB/s", "msg/s"}
+NA = "n/a"
+
+# Sizes shown in the summary table: (bench, size, ranks or None = every rank count)
+SUMMARY_ROWS = [
+    ("latency", 8, 2),
+    ("latency", 1 << 20, 2),
+    ("bw", 1 << 20, 2),
+    ("bibw", 1 << 20, 2),
+    ("mbw_mr", 8, None),
+    ("barrier", 0, None),
+    ("bcast", 8, None),
+    ("allreduce", 8, None),
+    ("allreduce", 1 << 20, None),
+    ("alltoall", 8, None),
+    ("startup", None, None),
+]
+
+
+def mpi_name(mpi):
+    return MPI_NAMES.get(mpi, mpi)
+
+
+def parse_output(text):
+    """JSON objects with a "bench" field, one per line, from a benchmark's
+    output; other lines (MPI warnings, text output) are ignored."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not (line.startswith("{") and line.endswith("}")):
+            # Open MPI may prefix output with a tag; find the object
+            i = line.find('{"bench"')
+            if i < 0 or not line.endswith("}"):
+                continue
+            line = line[i:]
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "bench" in obj and "value" in obj:
+            out.append(obj)
+    return out
+
+
+def first_error_line(text, default="failed"):
+    """The most telling line of a compiler's or launcher's error output."""
+    lines = [l.strip() for l in (text or "").splitlines() if l.strip()]
+    for key in ("error:", "Error", "ERROR", "undefined reference", "not found", "No such file"):
+        for l in lines:
+            if key in l:
+                return l[:300]
+    return lines[0][:300] if lines else default
+
+
+def load_jsonl(path):
+    recs = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                try:
+                    recs.append(json.loads(line))
+                except ValueError:
+                    pass
+    return recs
+
+
+def median(values):
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return statistics.median(vals) if vals else None
+
+
+def lower_is_better(unit):
+    return unit not in HIGHER_IS_BETTER
+
+
+def best_of(values, unit):
+    vals = [v for v in values if v is not None and v > 0]
+    if not vals:
+        return None
+    return min(vals) if lower_is_better(unit) else max(vals)
+
+
+def time_ratio(subject, others, unit):
+    """Subject's time / the time of the faster of the others (< 1: subject
+    faster).  For a rate or bandwidth the time ratio is best / subject."""
+    best = best_of(others, unit)
+    if subject is None or subject <= 0 or best is None:
+        return None
+    return subject / best if lower_is_better(unit) else best / subject
+
+
+class Data:
+    """Medians over repeats of every (mpi, bench, ranks, mode, size)."""
+
+    def __init__(self, records):
+        self.machine = {}
+        self.config = {}
+        self.raw = {}        # (bench, ranks, mode) -> size -> mpi -> [values]
+        self.extras = {}     # (bench, ranks, mode) -> size -> mpi -> {field: [values]}
+        self.units = {}      # bench -> unit
+        self.runs = {}       # (mpi, bench, ranks, mode) -> [run records]
+        self.builds = {}     # (mpi, target) -> build record
+        self.mpis = []
+        for r in records:
+            t = r.get("type")
+            if t == "machine":
+                self.machine = r
+            elif t == "config":
+                self.config = r
+                for m in r.get("mpis", []):
+                    if m not in self.mpis:
+                        self.mpis.append(m)
+            elif t == "build":
+                self.builds[(r["mpi"], r["target"])] = r
+            elif t == "run":
+                self.runs.setdefault((r["mpi"], r["bench"], r["ranks"], r["mode"]), []).append(r)
+            elif t == "result":
+                key = (r["bench"], r["ranks"], r.get("mode", "hot"))
+                mpi = r["mpi"]
+                if mpi not in self.mpis and mpi != "limits":
+                    self.mpis.append(mpi)
+                self.units.setdefault(r["bench"], r.get("unit", "us"))
+                self.raw.setdefault(key, {}).setdefault(r["size"], {}).setdefault(mpi, []).append(
+                    r["value"])
+                ex = self.extras.setdefault(key, {}).setdefault(r["size"], {}).setdefault(mpi, {})
+                for f in ("overlap_pct", "overall_us", "compute_us", "round_trip_us", "min_us",
+                          "max_us"):
+                    if f in r:
+                        ex.setdefault(f, []).append(r[f])
+
+    def value(self, bench, ranks, mode, size, mpi):
+        return median(self.raw.get((bench, ranks, mode), {}).get(size, {}).get(mpi, []))
+
+    def extra(self, bench, ranks, mode, size, mpi, field):
+        return median(self.extras.get((bench, ranks, mode), {}).get(size, {}).get(mpi, {})
+                      .get(field, []))
+
+    def keys(self, bench=None):
+        """(bench, ranks, mode) keys, hot buffers before cold."""
+        return sorted((k for k in self.raw if bench is None or k[0] == bench),
+                      key=lambda k: (bench_order(k[0]), k[1], k[2] != "hot", k[2]))
+
+    def sized(self, key):
+        """False for benchmarks without a message size (barrier, startup)."""
+        return self.sizes(key) != [0]
+
+    def benches(self):
+        seen = []
+        for b, _, _ in sorted(self.raw, key=lambda k: bench_order(k[0])):
+            if b not in seen:
+                seen.append(b)
+        return seen
+
+    def sizes(self, key):
+        return sorted(self.raw.get(key, {}))
+
+    def unit(self, bench):
+        return self.units.get(bench, "us")
+
+    def unavailable(self):
+        """(mpi, bench, ranks, mode) -> reason, for runs that never gave a result."""
+        out = {}
+        for (mpi, bench, ranks, mode), runs in sorted(self.runs.items()):
+            got = any(mpi in per for per in self.raw.get((bench, ranks, mode), {}).values())
+            if not got:
+                reasons = [r.get("reason") for r in runs if r.get("reason")]
+                out[(mpi, bench, ranks, mode)] = reasons[0] if reasons else "no output"
+        return out
+
+    def partial(self):
+        """Runs that stopped early (timeout) but gave some sizes."""
+        out = {}
+        for (mpi, bench, ranks, mode), runs in sorted(self.runs.items()):
+            for r in runs:
+                if not r.get("ok") and r.get("results", 0) > 0:
+                    out[(mpi, bench, ranks, mode)] = r.get("reason", "")
+        return out
+
+
+BENCH_ORDER = ["startup", "latency", "bw", "bibw", "mbw_mr", "barrier", "bcast", "gather",
+               "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoall",
+               "alltoallv", "alltoallw", "reduce", "allreduce", "reduce_scatter",
+               "reduce_scatter_block", "scan", "exscan", "ibarrier", "ibcast", "ireduce",
+               "iallreduce", "iallgather", "ialltoall", "igather", "iscatter", "memcpy",
+               "cacheline"]
+
+
+def bench_order(b):
+    return (BENCH_ORDER.index(b) if b in BENCH_ORDER else len(BENCH_ORDER), b)
+
+
+def fmt_size(s):
+    if s is None:
+        return ""
+    if s >= 1 << 20 and s % (1 << 20) == 0:
+        return "%d MiB" % (s >> 20)
+    if s >= 1024 and s % 1024 == 0:
+        return "%d KiB" % (s >> 10)
+    return "%d B" % s
+
+
+def fmt_val(v, unit=None):
+    if v is None:
+        return NA
+    if unit == "msg/s":
+        return "%.3g M" % (v / 1e6) if v >= 1e5 else "%.3g" % v
+    if v >= 1000:
+        return "%.0f" % v
+    if v >= 100:
+        return "%.1f" % v
+    if v >= 1:
+        return "%.2f" % v
+    return "%.3f" % v
+
+
+def fmt_ratio(r):
+    return NA if r is None else "%.2f" % r
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---:" if i else ":---" for i in range(len(header))) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+def unit_label(unit):
+    if unit == "us":
+        return "µs, lower is better"
+    if unit == "ms":
+        return "ms, lower is better"
+    return unit + ", higher is better"
+
+
+def compared_mpis(data):
+    return [m for m in data.mpis if m != "limits"]
+
+
+def subject_of(data):
+    return data.config.get("subject", "loom")
+
+
+def ratio_row(data, key, size):
+    mpis = compared_mpis(data)
+    subj = subject_of(data)
+    unit = data.unit(key[0])
+    vals = {m: data.value(key[0], key[1], key[2], size, m) for m in mpis}
+    others = [vals[m] for m in mpis if m != subj]
+    return vals, time_ratio(vals.get(subj), others, unit)
+
+
+def ratio_header(data):
+    subj = subject_of(data)
+    return "%s / best" % mpi_name(subj)
+
+
+def summary_table(data):
+    mpis = compared_mpis(data)
+    header = ["Benchmark", "Size", "Ranks", "Unit"] + [mpi_name(m) for m in mpis] + \
+        [ratio_header(data)]
+    rows = []
+    for bench, size, ranks in SUMMARY_ROWS:
+        for key in data.keys(bench):
+            if key[2] != "hot" or (ranks is not None and key[1] != ranks):
+                continue
+            sizes = data.sizes(key) if size is None else [size]
+            for s in sizes:
+                if s not in data.raw.get(key, {}):
+                    continue
+                vals, r = ratio_row(data, key, s)
+                unit = data.unit(bench)
+                label = "-" if bench == "startup" or not data.sized(key) else fmt_size(s)
+                rows.append([bench, label, s if bench == "startup" else key[1], unit] +
+                            [fmt_val(vals[m], unit) for m in mpis] + [fmt_ratio(r)])
+    return md_table(header, rows) if rows else "_no results_"
+
+
+def limits_section(data):
+    out = []
+    cl = data.value("cacheline", 2, "hot", 64, "limits")
+    rt = data.extra("cacheline", 2, "hot", 64, "limits", "round_trip_us")
+    mpis = compared_mpis(data)
+    if cl is not None:
+        out.append("Cache-line round trip between two cores: **%.0f ns** "
+                   "(one-way %.0f ns), the floor for any intra-node message.\n"
+                   % ((rt or 2 * cl) * 1e3, cl * 1e3))
+        rows = []
+        lat_sizes = [s for s in (0, 1, 8) if data.value("latency", 2, "hot", s, mpis[0] if mpis else "")
+                     is not None or any(data.value("latency", 2, "hot", s, m) is not None for m in mpis)]
+        for s in lat_sizes[:2]:
+            row = [fmt_size(s)]
+            for m in mpis:
+                v = data.value("latency", 2, "hot", s, m)
+                row.append(NA if v is None else "%s µs = %.1f× one-way" % (fmt_val(v), v / cl))
+            rows.append(row)
+        if rows:
+            out.append("Point-to-point latency (2 ranks) against the cache-line one-way time:\n")
+            out.append(md_table(["Size"] + [mpi_name(m) for m in mpis], rows))
+            out.append("")
+    for mode in ("hot", "cold"):
+        key = ("memcpy", 1, mode)
+        if key not in data.raw:
+            continue
+        rows = []
+        for s in data.sizes(key):
+            mc = data.value("memcpy", 1, mode, s, "limits")
+            row = [fmt_size(s), fmt_val(mc)]
+            for m in mpis:
+                bw = data.value("bw", 2, mode, s, m)
+                row.append(NA if bw is None or not mc else "%s (%.0f%%)" % (fmt_val(bw), 100 * bw / mc))
+            rows.append(row)
+        out.append("Single-core memcpy bandwidth (%s buffers) and each MPI's 2-rank `bw` "
+                   "as a share of it (MB/s):\n" % mode)
+        out.append(md_table(["Size", "memcpy"] + [mpi_name(m) for m in mpis], rows))
+        out.append("")
+    return "\n".join(out) if out else "_physical limits not measured_"
+
+
+def machine_section(m):
+    if not m:
+        return "_machine not recorded_"
+    rows = []
+    for k, label in (("cpu_model", "CPU"), ("cores", "Cores (online)"), ("sockets", "Sockets"),
+                     ("numa_nodes", "NUMA nodes"), ("caches", "Caches"), ("memory", "Memory"),
+                     ("kernel", "Kernel"), ("os", "OS"), ("compiler", "C compiler"),
+                     ("hostname", "Host")):
+        if m.get(k) not in (None, ""):
+            rows.append([label, m[k]])
+    for mpi, v in sorted(m.get("mpi_versions", {}).items()):
+        rows.append(["%s version" % mpi_name(mpi), v])
+    return md_table(["", ""], rows)
+
+
+def bench_section(data, bench, plot_rel):
+    out = []
+    unit = data.unit(bench)
+    mpis = compared_mpis(data)
+    out.append("### %s\n" % bench)
+    if plot_rel:
+        out.append("![%s](%s)\n" % (bench, plot_rel))
+    for key in data.keys(bench):
+        _, ranks, mode = key
+        head = "**%d ranks, %s buffers** (%s)" % (ranks, mode, unit_label(unit))
+        if bench == "startup":
+            head = "**wall-clock time of `mpiexec -n N hello`** (%s)" % unit_label(unit)
+        out.append(head + "\n")
+        first = "Ranks" if bench == "startup" else "Size"
+        header = [first] + [mpi_name(m) for m in mpis] + [ratio_header(data)]
+        overlap = bench.startswith("i") and any(
+            data.extra(bench, ranks, mode, s, m, "overlap_pct") is not None
+            for s in data.sizes(key) for m in mpis)
+        if overlap:
+            header += ["overlap %% %s" % mpi_name(m) for m in mpis]
+        rows = []
+        for s in data.sizes(key):
+            vals, r = ratio_row(data, key, s)
+            label = str(s) if bench == "startup" else (fmt_size(s) if data.sized(key) else "-")
+            row = [label] + [fmt_val(vals[m], unit) for m in mpis] + [fmt_ratio(r)]
+            if overlap:
+                for m in mpis:
+                    ov = data.extra(bench, ranks, mode, s, m, "overlap_pct")
+                    row.append(NA if ov is None else "%.0f" % ov)
+            rows.append(row)
+        out.append(md_table(header, rows))
+        out.append("")
+    return "\n".join(out)
+
+
+def unavailable_section(data):
+    un = data.unavailable()
+    part = data.partial()
+    if not un and not part:
+        return "Every benchmark ran with every MPI."
+    rows = []
+    for (mpi, bench, ranks, mode), why in sorted(un.items()):
+        rows.append([mpi_name(mpi), bench, ranks, mode, "n/a: " + why.replace("|", "/")])
+    for (mpi, bench, ranks, mode), why in sorted(part.items()):
+        rows.append([mpi_name(mpi), bench, ranks, mode, "partial: " + why.replace("|", "/")])
+    return md_table(["MPI", "Benchmark", "Ranks", "Buffers", "Why"], rows)
+
+
+def make_report(data, plots=None, title="Loom performance comparison"):
+    """The Markdown report.  plots: bench -> relative path of its PNG."""
+    plots = plots or {}
+    c = data.config
+    subj = subject_of(data)
+    out = ["# %s\n" % title]
+    if c:
+        out.append("Generated %s with `%s`.\n" % (c.get("date", "?"), c.get("command", "bench/compare")))
+        out.append("MPIs: %s; ranks: %s; repeats: %s (medians shown); buffers: %s.\n" % (
+            ", ".join(mpi_name(m) for m in c.get("mpis", [])),
+            ", ".join(str(r) for r in c.get("ranks", [])), c.get("repeats", "?"),
+            ", ".join(c.get("modes", ["hot"]))))
+    out.append("Ratio column: %s's time / the time of the faster of the others "
+               "(for bandwidths and rates: best / %s); below 1 means %s is faster. "
+               "n/a: not measured or not available (see the end).\n" % (
+                   mpi_name(subj), mpi_name(subj), mpi_name(subj)))
+    out.append("## Machine\n")
+    out.append(machine_section(data.machine) + "\n")
+    out.append("## Summary\n")
+    out.append(summary_table(data) + "\n")
+    out.append("## Physical limits\n")
+    out.append(limits_section(data) + "\n")
+    out.append("## Results\n")
+    for bench in data.benches():
+        if bench in ("memcpy", "cacheline"):
+            continue
+        out.append(bench_section(data, bench, plots.get(bench)))
+    out.append("## Unavailable or partial\n")
+    out.append(unavailable_section(data) + "\n")
+    return "\n".join(out)
+
+
+def make_snippet(data, plots=None, prefix="", command="bench/compare"):
+    """A short Markdown block for the README: summary table, one or two
+    plots (paths prefixed with `prefix`) and the command that regenerates."""
+    plots = plots or {}
+    out = ["<!-- generated by bench/compare; do not edit by hand -->",
+           "Measured on %s (%s cores), %s. Regenerate with:\n" % (
+               data.machine.get("cpu_model", "?"), data.machine.get("cores", "?"),
+               data.config.get("date", "?")),
+           "```sh\n%s\n```\n" % command,
+           summary_table(data), ""]
+    for b in ("latency", "allreduce", "barrier"):
+        if b in plots and len([l for l in out if l.startswith("![")]) < 2:
+            out.append("![%s](%s%s)" % (b, prefix, plots[b]))
+    out.append("\nFull report: [%sreport.md](%sreport.md)\n" % (prefix, prefix))
+    return "\n".join(out)
+
+
+MPI_STYLE = {"loom": ("tab:red", "o"), "openmpi": ("tab:blue", "s"), "mpich": ("tab:green", "^")}
+
+
+def _size_label(x, _pos=None):
+    if x < 1:
+        return "0" if x > 0 else ""
+    x = int(round(x))
+    for div, suf in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if x >= div and x % div == 0:
+            return "%d%s" % (x // div, suf)
+    return str(x)
+
+
+def _panels(data, bench):
+    """[(title, xlabel, {mpi: [(x, y)]}, mode)] for one benchmark."""
+    keys = data.keys(bench)
+    mpis = compared_mpis(data) + (["limits"] if bench in ("memcpy",) else [])
+    panels = []
+    if bench == "startup":
+        for key in keys:
+            series = {m: [(s, data.value(*key, s, m)) for s in data.sizes(key)] for m in mpis}
+            panels.append(("start-up: wall clock of mpiexec -n N hello", "ranks (N)", series,
+                           key[2]))
+    elif keys and all(not data.sized(k) for k in keys):
+        for mode in sorted({k[2] for k in keys}, key=lambda m: m != "hot"):
+            ks = [k for k in keys if k[2] == mode]
+            series = {m: [(k[1], data.value(k[0], k[1], k[2], 0, m)) for k in ks] for m in mpis}
+            panels.append(("%s, %s buffers" % (bench, mode), "ranks", series, mode))
+    else:
+        for key in keys:
+            series = {m: [(s if s > 0 else 0.5, data.value(*key, s, m)) for s in data.sizes(key)]
+                      for m in mpis}
+            panels.append(("%s, %d ranks, %s buffers" % (bench, key[1], key[2]),
+                           "message size (bytes)", series, key[2]))
+    return panels
+
+
+def make_plots(data, outdir):
+    """One PNG per benchmark: value against message size (log-log), one
+    line per MPI, one panel per (ranks, buffers); benchmarks without a size
+    (barrier, startup) against the rank count.  Returns bench -> file name."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import FuncFormatter
+    except ImportError:
+        return {}
+    os.makedirs(outdir, exist_ok=True)
+    files = {}
+    mpis = compared_mpis(data)
+    cl = data.value("cacheline", 2, "hot", 64, "limits")
+    for bench in data.benches():
+        if bench in ("memcpy", "cacheline"):
+            continue
+        panels = _panels(data, bench)
+        if not panels:
+            continue
+        unit = data.unit(bench)
+        n = len(panels)
+        cols = min(n, 2)
+        rows = (n + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 4.4 * rows), squeeze=False)
+        for i, (title, xlabel, series, mode) in enumerate(panels):
+            ax = axes[i // cols][i % cols]
+            plotted = False
+            xs_all = sorted({p[0] for pts in series.values() for p in pts})
+            for m in mpis:
+                pts = [(x, v) for x, v in series.get(m, []) if v is not None and v > 0]
+                color, marker = MPI_STYLE.get(m, (None, "x"))
+                if not pts:
+                    ax.plot([], [], marker=marker, color=color, linestyle="none",
+                            label="%s (n/a)" % mpi_name(m))
+                    continue
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=color,
+                        label=mpi_name(m), linewidth=1.6, markersize=4)
+                plotted = True
+            # physical limits for comparison
+            if bench == "latency" and cl is not None:
+                ax.axhline(cl, color="gray", linestyle=":", label="cache-line one-way")
+            if bench in ("latency", "bw", "bibw"):
+                mk = ("memcpy", 1, mode)
+                pts = [(s, data.value("memcpy", 1, mode, s, "limits")) for s in data.sizes(mk)
+                       if s in xs_all]
+                pts = [(s, v) for s, v in pts if v]
+                if pts:
+                    if bench == "latency":  # time of one copy: bytes / (MB/s) = us
+                        pts = [(s, s / v) for s, v in pts]
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], color="gray",
+                            linestyle="--", label="memcpy (1 core)")
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(unit.replace("us", "µs"))
+            if plotted:
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                ax.xaxis.set_major_formatter(FuncFormatter(_size_label))
+                if xs_all and len(xs_all) <= 12:
+                    ax.set_xticks(xs_all)
+                if xs_all:
+                    ax.set_xlim(min(xs_all) / 1.5, max(xs_all) * 1.5)
+            else:
+                ax.text(0.5, 0.5, "no results (n/a)", ha="center", va="center",
+                        transform=ax.transAxes)
+            ax.legend(fontsize=8)
+            ax.set_title(title, fontsize=10)
+            ax.grid(True, which="major", alpha=0.4)
+            ax.grid(True, which="minor", alpha=0.12)
+        for j in range(n, rows * cols):
+            axes[j // cols][j % cols].axis("off")
+        fig.tight_layout()
+        name = "%s.png" % bench
+        fig.savefig(os.path.join(outdir, name), dpi=90)
+        plt.close(fig)
+        files[bench] = name
+    return files
+
+
+def write_report(records, outdir, plots_subdir="plots", snippet_prefix=None, command=None):
+    """Writes report.md, snippet.md and plots/ into outdir; returns the
+    snippet text."""
+    data = Data(records)
+    os.makedirs(outdir, exist_ok=True)
+    plots = make_plots(data, os.path.join(outdir, plots_subdir))
+    rel = {b: "%s/%s" % (plots_subdir, f) for b, f in plots.items()}
+    with open(os.path.join(outdir, "report.md"), "w") as f:
+        f.write(make_report(data, rel))
+    if snippet_prefix is None:
+        snippet_prefix = ""
+    snippet = make_snippet(data, rel, snippet_prefix,
+                           command or data.config.get("command", "bench/compare"))
+    with open(os.path.join(outdir, "snippet.md"), "w") as f:
+        f.write(snippet)
+    return snippet
