@@ -185,6 +185,12 @@ class Data:
         """(mpi, bench, ranks, mode) -> reason, for runs that never gave a result."""
         out = {}
         for (mpi, bench, ranks, mode), runs in sorted(self.runs.items()):
+            if bench == "startup":  # one run per N (in "size"); show N as the rank count
+                for r in runs:
+                    n = r.get("size")
+                    if mpi not in self.raw.get((bench, ranks, mode), {}).get(n, {}):
+                        out.setdefault((mpi, bench, n, mode), r.get("reason") or "no output")
+                continue
             got = any(mpi in per for per in self.raw.get((bench, ranks, mode), {}).values())
             if not got:
                 reasons = [r.get("reason") for r in runs if r.get("reason")]

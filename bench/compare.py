@@ -60,7 +60,9 @@ QUICK_COLD = ["latency", "bw", "bcast", "allreduce"]
 # busy-poll, so an operation there costs a scheduler time slice or more).
 QUICK_OVERSUB = ["mbw_mr", "barrier", "bcast", "allreduce", "alltoall", "iallreduce"]
 
-CFLAGS = ["-O2", "-Wall", "-Wextra"]
+# implicit declarations are errors, so that a function an MPI lacks fails the build
+# with a clear message instead of failing at run time
+CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
 
 
 def is_root():
@@ -487,6 +489,9 @@ def main(argv=None):
     ap.add_argument("--report-only", metavar="JSONL",
                     help="only regenerate the report and plots from a results.jsonl")
     ap.add_argument("--no-install", action="store_true", help="never run apt-get")
+    ap.add_argument("--strict", action="store_true",
+                    help="exit 1 if any selected benchmark failed to build or run with any "
+                         "selected MPI, or stopped early (for CI)")
     ap.add_argument("--quiet", action="store_true", help="no progress line")
     args = ap.parse_args(argv)
 
@@ -615,6 +620,17 @@ def main(argv=None):
     log("plots:   %s" % os.path.join(out, "plots"))
     if args.print_snippet:
         print(snip)
+    if args.strict:
+        d = benchreport.Data(recs)
+        bad = dict(d.unavailable(), **d.partial())
+        missing = [f for f in ("results.jsonl", "report.md", "snippet.md")
+                   if not os.path.exists(os.path.join(out, f))]
+        for (m, b, n, mode), why in sorted(bad.items()):
+            log("FAILED %s %s n=%s %s: %s" % (m, b, n, mode, why))
+        for f in missing:
+            log("FAILED: %s not written" % f)
+        if bad or missing:
+            return 1
     return 0
 
 
