@@ -466,7 +466,7 @@ def main(argv=None):
     ap.add_argument("--modes", default="hot,cold", help="buffer modes: hot,cold (default both)")
     ap.add_argument("--cold-all", action="store_true",
                     help="in --quick mode, run every benchmark with cold buffers too")
-    ap.add_argument("--repeats", type=int, help="repeats, interleaved (default 3, --quick 1)")
+    ap.add_argument("--repeats", type=int, help="repeats, interleaved (default 3, --quick 2)")
     ap.add_argument("--startup-ranks", help="rank counts for startup (default 1,16,256,1024; "
                                             "--quick 1,16)")
     ap.add_argument("--timeout", type=float,
@@ -502,7 +502,7 @@ def main(argv=None):
         if m not in ("hot", "cold"):
             raise SystemExit("unknown buffer mode %r" % m)
     args.loom_prefix = args.loom_prefix or default_loom_prefix()
-    args.repeats = args.repeats or (1 if args.quick else 3)
+    args.repeats = args.repeats or (2 if args.quick else 3)
     args.timeout = args.timeout or (30.0 if args.quick else 60.0)
     args.sizes_given = bool(args.sizes)
     if args.sizes:
