@@ -106,4 +106,7 @@ void loom_ult_stack_bounds(const struct loom_ult *u, void **lo_p, void **hi_p,
  * decide between spinning and parking). */
 bool loom_sched_others_ready(void);
 
+/* How many times the worker has gone to sleep on its futex (tests, stats). */
+unsigned long loom_sched_sleep_count(int worker);
+
 #endif

@@ -1,0 +1,853 @@
+/*
+ * User-level threads on pinned workers: run queues, park/wake, wait, stacks
+ * and idle sleep (interface and semantics in ult.h).
+ *
+ * Each worker owns a local FIFO run queue (touched only by its own thread)
+ * and a lock-free multi-producer inbox (a Treiber stack that the owner takes
+ * whole and reverses). A wake from the owning worker pushes onto the local
+ * queue; a wake from anywhere else pushes onto the inbox and, if the owner
+ * announced it is asleep, FUTEX_WAKEs it. Nothing ever scans all ULTs.
+ *
+ * Switches go straight from ULT to ULT when another is ready; the worker's
+ * scheduler context (its kernel thread's own stack) runs only when nothing
+ * is ready. Every switch passes the context it left to the one it enters,
+ * and the code after every switch point finishes what the previous context
+ * started (after_switch): completing a park (PARKING -> PARKED) or reaping an
+ * exited ULT. That way no ULT can be resumed, by any worker, while it still
+ * runs on its own stack.
+ *
+ * Per-ULT state word: RUN (running or queued), PARKING (decided to park,
+ * still on its stack), PARKED (off every queue), DONE, plus a NOTIFY bit
+ * (a permit left by a wake that found the ULT not parked). A wake is a CAS
+ * PARKED -> RUN plus an enqueue, or sets NOTIFY; a park consumes NOTIFY and
+ * returns at once. Both are O(1).
+ *
+ * Idle workers poll for idle_spin_ns, then sleep on a futex. The sleeper
+ * stores `sleeping = 1` and then reads its inbox; a waker pushes into the
+ * inbox and then reads `sleeping`. Both sides use seq_cst, so (Dekker) at
+ * least one sees the other: no lost wake-ups.
+ */
+#define _GNU_SOURCE
+#include "runtime/ult.h"
+
+#include "runtime/ult_ctx.h"
+#include "util/common.h"
+#include "util/log.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <hwloc/glibc-sched.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(LOOM_SANITIZE_address)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if defined(LOOM_SANITIZE_thread)
+#include <sanitizer/tsan_interface.h>
+#endif
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define LOOM_HAVE_VALGRIND 1
+#endif
+#endif
+
+enum {
+    ST_RUN = 0,
+    ST_PARKING = 1,
+    ST_PARKED = 2,
+    ST_DONE = 3,
+    ST_NOTIFY = 4,
+};
+
+#define DEFAULT_STACK (256 * 1024)
+
+struct loom_ult {
+    /* Touched by remote wakers. */
+    _Atomic uint32_t state;
+    _Atomic(struct loom_ult *) next; /* run queue or inbox link */
+    struct worker *w;
+    void *sp; /* saved stack pointer while switched out */
+    int saved_errno;
+    bool is_sched;
+
+    /* Cold. */
+    LOOM_ALIGNED_CL loom_ult_fn fn;
+    void *arg;
+    void *data;
+    void *guard, *lo, *hi; /* mapping is [guard, hi) */
+    struct loom_ult *all_next;
+#if defined(LOOM_SANITIZE_address)
+    void *asan_fake;
+    const void *asan_bottom;
+    size_t asan_size;
+#endif
+#if defined(LOOM_SANITIZE_thread)
+    void *tsan_fiber;
+#endif
+#if defined(LOOM_HAVE_VALGRIND)
+    unsigned vg_id;
+#endif
+};
+
+struct worker {
+    /* Owner-only hot state. */
+    struct loom_ult *rq_head, *rq_tail;
+    struct loom_ult *current;
+    int id;
+
+    /* Written by wakers on other threads. */
+    LOOM_ALIGNED_CL _Atomic(struct loom_ult *) inbox;
+    _Atomic int sleeping; /* futex word: 1 while asleep or about to */
+
+    /* Cold. */
+    LOOM_ALIGNED_CL _Atomic unsigned long sleeps;
+    pthread_t thread;
+    bool thread_started;
+    struct loom_ult sched; /* the worker's scheduler context */
+} LOOM_ALIGNED_CL;
+
+static struct {
+    struct worker *workers;
+    int nworkers;
+    long spin_ns;
+    long idle_spin_ns;
+    long page;
+    void (*on_worker_start)(int worker);
+    int *cpus;       /* -1: do not pin */
+    cpu_set_t *sets; /* per worker when cpusets were given, else NULL */
+    bool ran;
+    bool joined;
+    cpu_set_t saved_affinity;
+    bool restore_affinity;
+
+    LOOM_ALIGNED_CL _Atomic long live; /* ULTs created and not yet finished */
+    _Atomic int stop;
+    _Atomic int started; /* futex word: workers wait for loom_sched_run */
+
+    pthread_mutex_t all_lock;
+    struct loom_ult *all;
+} g = {.all_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static __thread struct worker *tls_worker;
+
+/* ---- futex ---------------------------------------------------------------- */
+
+static void futex_wait(_Atomic int *word, int expected)
+{
+    syscall(SYS_futex, (int *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic int *word, int n)
+{
+    syscall(SYS_futex, (int *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+/* ---- sanitizer and valgrind hooks ---------------------------------------- */
+
+/* Announces a switch from `from` to `to`; dying: from never runs again. */
+static inline void san_before_switch(struct loom_ult *from, struct loom_ult *to, bool dying)
+{
+#if defined(LOOM_SANITIZE_address)
+    __sanitizer_start_switch_fiber(dying ? NULL : &from->asan_fake, to->asan_bottom, to->asan_size);
+#endif
+#if defined(LOOM_SANITIZE_thread)
+    __tsan_switch_to_fiber(to->tsan_fiber, 0);
+#endif
+    (void)from, (void)to, (void)dying;
+}
+
+/* Completes a switch into self, coming from prev (records prev's stack, which
+ * is how the scheduler context's stack becomes known). */
+static inline void san_after_switch(struct loom_ult *self, struct loom_ult *prev)
+{
+#if defined(LOOM_SANITIZE_address)
+    const void *bottom;
+    size_t size;
+    __sanitizer_finish_switch_fiber(self->asan_fake, &bottom, &size);
+    if (prev->is_sched) {
+        prev->asan_bottom = bottom;
+        prev->asan_size = size;
+    }
+#endif
+    (void)self, (void)prev;
+}
+
+/* ---- run queues ----------------------------------------------------------- */
+
+static inline void rq_push(struct worker *w, struct loom_ult *u)
+{
+    atomic_store_explicit(&u->next, NULL, memory_order_relaxed);
+    if (w->rq_tail)
+        atomic_store_explicit(&w->rq_tail->next, u, memory_order_relaxed);
+    else
+        w->rq_head = u;
+    w->rq_tail = u;
+}
+
+static inline struct loom_ult *rq_pop(struct worker *w)
+{
+    struct loom_ult *u = w->rq_head;
+    if (u) {
+        w->rq_head = atomic_load_explicit(&u->next, memory_order_relaxed);
+        if (!w->rq_head)
+            w->rq_tail = NULL;
+    }
+    return u;
+}
+
+/* Moves everything in the inbox to the tail of the local queue, oldest
+ * first. Owner only. */
+static void inbox_drain(struct worker *w)
+{
+    /* Acquire: pairs with the pushers' release CAS, so the ULTs' state and
+     * everything their wakers wrote before the wake are visible here. */
+    struct loom_ult *u = atomic_exchange_explicit(&w->inbox, NULL, memory_order_acquire);
+    struct loom_ult *rev = NULL;
+    while (u) {
+        struct loom_ult *n = atomic_load_explicit(&u->next, memory_order_relaxed);
+        atomic_store_explicit(&u->next, rev, memory_order_relaxed);
+        rev = u;
+        u = n;
+    }
+    while (rev) {
+        struct loom_ult *n = atomic_load_explicit(&rev->next, memory_order_relaxed);
+        rq_push(w, rev);
+        rev = n;
+    }
+}
+
+static inline bool inbox_nonempty(struct worker *w)
+{
+    return atomic_load_explicit(&w->inbox, memory_order_relaxed) != NULL;
+}
+
+/* Wakes w's thread if it announced it sleeps. Call after a seq_cst write
+ * that w re-checks after announcing (the inbox, or stop). */
+static inline void kick(struct worker *w)
+{
+    /* Seq_cst: orders the caller's seq_cst push before this load (Dekker
+     * with the store of sleeping = 1 and the inbox re-check in idle()). */
+    if (atomic_load_explicit(&w->sleeping, memory_order_seq_cst) &&
+        atomic_exchange_explicit(&w->sleeping, 0, memory_order_relaxed))
+        futex_wake(&w->sleeping, 1);
+}
+
+/* Pushes u onto w's inbox from any thread and wakes w if it sleeps. */
+static void inbox_push(struct worker *w, struct loom_ult *u)
+{
+    struct loom_ult *head = atomic_load_explicit(&w->inbox, memory_order_relaxed);
+    do {
+        atomic_store_explicit(&u->next, head, memory_order_relaxed);
+        /* Release publishes u->next and the waker's writes to the drainer;
+         * seq_cst also orders the push before kick()'s load of sleeping. */
+    } while (!atomic_compare_exchange_weak_explicit(&w->inbox, &head, u, memory_order_seq_cst,
+                                                    memory_order_relaxed));
+    kick(w);
+}
+
+/* Makes a RUN ULT ready on its worker. */
+static inline void enqueue(struct loom_ult *u)
+{
+    struct worker *w = u->w;
+    if (tls_worker == w)
+        rq_push(w, u);
+    else
+        inbox_push(w, u);
+}
+
+/* The next ready ULT of w, or NULL. Owner only. */
+static inline struct loom_ult *pick_next(struct worker *w)
+{
+    if (inbox_nonempty(w))
+        inbox_drain(w);
+    return rq_pop(w);
+}
+
+/* ---- switching ------------------------------------------------------------ */
+
+static void stop_all(void);
+
+/* Runs on the context just entered, for the context just left. */
+static void after_switch(struct worker *w, struct loom_ult *prev)
+{
+    uint32_t s = atomic_load_explicit(&prev->state, memory_order_relaxed);
+    if (s == ST_RUN)
+        return;
+    if (s == ST_PARKING) {
+        /* Acq_rel: publishes that prev is off its stack (release) to the
+         * waker that will CAS PARKED -> RUN and resume it; on failure,
+         * acquires the NOTIFY bit's writer. */
+        if (atomic_compare_exchange_strong_explicit(&prev->state, &s, ST_PARKED,
+                                                    memory_order_acq_rel, memory_order_acquire))
+            return;
+    }
+    if (s == (ST_PARKING | ST_NOTIFY)) {
+        /* Woken while parking: nobody else touches a state with NOTIFY set. */
+        atomic_store_explicit(&prev->state, ST_RUN, memory_order_relaxed);
+        rq_push(w, prev);
+        return;
+    }
+    if (s == ST_DONE) {
+#if defined(LOOM_SANITIZE_thread)
+        __tsan_destroy_fiber(prev->tsan_fiber);
+        prev->tsan_fiber = NULL;
+#endif
+#if defined(LOOM_HAVE_VALGRIND)
+        VALGRIND_STACK_DEREGISTER(prev->vg_id);
+#endif
+#if defined(LOOM_SANITIZE_address)
+        ASAN_UNPOISON_MEMORY_REGION(prev->lo, (size_t)((char *)prev->hi - (char *)prev->lo));
+#endif
+        /* The stack goes back now, so finished ranks cost no memory; the
+         * struct stays until loom_sched_fini (stale wakes may read it). */
+        munmap(prev->guard, (size_t)((char *)prev->hi - (char *)prev->guard));
+        prev->guard = prev->lo = prev->hi = NULL;
+        if (atomic_fetch_sub_explicit(&g.live, 1, memory_order_acq_rel) == 1)
+            stop_all();
+    }
+}
+
+/* Switches from `from` (the running context) to `to`, then, once resumed,
+ * finishes whatever the context that resumed us left pending. */
+static inline void switch_to(struct worker *w, struct loom_ult *from, struct loom_ult *to)
+{
+    from->saved_errno = errno;
+    w->current = to;
+    san_before_switch(from, to, false);
+    struct loom_ult *prev = loom_ctx_switch(&from->sp, to->sp, from);
+    san_after_switch(from, prev);
+    errno = from->saved_errno;
+    after_switch(w, prev);
+}
+
+/* First function of every ULT (called by loom_ctx_trampoline). */
+LOOM_NORETURN static void ult_entry(void *prev_v, void *self_v)
+{
+    struct loom_ult *prev = prev_v, *self = self_v;
+    san_after_switch(self, prev);
+    errno = 0;
+    after_switch(self->w, prev);
+    self->fn(self->arg);
+    loom_ult_exit();
+}
+
+/* ---- workers -------------------------------------------------------------- */
+
+static void pin_self(int w)
+{
+    cpu_set_t set;
+    if (g.sets) {
+        set = g.sets[w];
+    } else {
+        if (!g.cpus || g.cpus[w] < 0)
+            return;
+        CPU_ZERO(&set);
+        CPU_SET(g.cpus[w], &set);
+    }
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (rc != 0)
+        loom_log_warn("cannot pin worker %d: %s", w, strerror(rc));
+}
+
+/* Polls for idle_spin_ns, then sleeps until a wake-up or stop. */
+static void idle(struct worker *w)
+{
+    uint64_t t0 = loom_time_ns();
+    for (unsigned i = 1;; i++) {
+        if (inbox_nonempty(w) || atomic_load_explicit(&g.stop, memory_order_relaxed))
+            return;
+        loom_cpu_relax();
+        if ((i & 63) == 0 && loom_time_ns() - t0 >= (uint64_t)g.idle_spin_ns)
+            break;
+    }
+    /* Seq_cst store then seq_cst loads (Dekker with inbox_push/stop_all):
+     * either we see their write, or they see sleeping == 1 and wake us. */
+    atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&w->inbox, memory_order_seq_cst) ||
+        atomic_load_explicit(&g.stop, memory_order_seq_cst)) {
+        atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+        return;
+    }
+    atomic_fetch_add_explicit(&w->sleeps, 1, memory_order_relaxed);
+    while (atomic_load_explicit(&w->sleeping, memory_order_acquire))
+        futex_wait(&w->sleeping, 1);
+}
+
+/* The scheduler loop of worker w, on its own stack; returns at stop. */
+static void worker_loop(struct worker *w)
+{
+    for (;;) {
+        struct loom_ult *u = pick_next(w);
+        if (u) {
+            switch_to(w, &w->sched, u);
+            continue;
+        }
+        if (atomic_load_explicit(&g.stop, memory_order_acquire))
+            return;
+        idle(w);
+    }
+}
+
+/* Readies w's scheduler context on the calling thread. */
+static void worker_enter(struct worker *w)
+{
+    tls_worker = w;
+    w->current = &w->sched;
+#if defined(LOOM_SANITIZE_thread)
+    w->sched.tsan_fiber = __tsan_get_current_fiber();
+#endif
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    pin_self(w->id);
+    if (g.on_worker_start)
+        g.on_worker_start(w->id);
+    worker_enter(w);
+    /* Acquire: pairs with loom_sched_run's release of the gate. */
+    while (!atomic_load_explicit(&g.started, memory_order_acquire))
+        futex_wait(&g.started, 0);
+    worker_loop(w);
+    tls_worker = NULL;
+    return NULL;
+}
+
+/* Tells every worker to stop once idle and wakes the sleepers. */
+static void stop_all(void)
+{
+    /* Seq_cst: ordered before kick()'s load of each sleeping flag. */
+    atomic_store_explicit(&g.stop, 1, memory_order_seq_cst);
+    for (int i = 0; i < g.nworkers; i++)
+        kick(&g.workers[i]);
+}
+
+/* ---- public API ------------------------------------------------------------ */
+
+int loom_sched_init(const struct loom_sched_params *params)
+{
+    int rc = LOOM_ERR_INVALID;
+    if (!params || params->nworkers < 1 || g.workers)
+        goto err;
+    int n = params->nworkers;
+
+    rc = LOOM_ERR_NOMEM;
+    g.workers = aligned_alloc(LOOM_CACHE_LINE, sizeof(struct worker) * (size_t)n);
+    if (!g.workers)
+        goto err;
+    memset(g.workers, 0, sizeof(struct worker) * (size_t)n);
+    g.cpus = NULL;
+    g.sets = NULL;
+    if (params->cpusets) {
+        g.sets = calloc((size_t)n, sizeof(cpu_set_t));
+        if (!g.sets)
+            goto err_free_workers;
+        for (int i = 0; i < n; i++)
+            hwloc_cpuset_to_glibc_sched_affinity(NULL, (hwloc_const_cpuset_t)params->cpusets[i],
+                                                 &g.sets[i], sizeof(cpu_set_t));
+    } else if (params->cpus) {
+        g.cpus = malloc(sizeof(int) * (size_t)n);
+        if (!g.cpus)
+            goto err_free_workers;
+        memcpy(g.cpus, params->cpus, sizeof(int) * (size_t)n);
+    }
+
+    g.nworkers = n;
+    g.page = sysconf(_SC_PAGESIZE);
+    g.spin_ns = params->spin_ns >= 0 ? params->spin_ns : (long)loom_env_size("LOOM_SPIN_NS", 50000);
+    g.idle_spin_ns = params->idle_spin_ns >= 0 ? params->idle_spin_ns
+                                               : (long)loom_env_size("LOOM_IDLE_SPIN_NS", 100000);
+    g.on_worker_start = params->on_worker_start;
+    g.ran = false;
+    g.joined = false;
+    atomic_store(&g.live, 0);
+    atomic_store(&g.stop, 0);
+    atomic_store(&g.started, 0);
+    for (int i = 0; i < n; i++) {
+        struct worker *w = &g.workers[i];
+        w->id = i;
+        w->sched.is_sched = true;
+        w->sched.w = w;
+    }
+
+    rc = LOOM_ERR_SYSTEM;
+    for (int i = 1; i < n; i++) {
+        int e = pthread_create(&g.workers[i].thread, NULL, worker_main, &g.workers[i]);
+        if (e != 0) {
+            loom_log_error("cannot start worker %d: %s", i, strerror(e));
+            errno = e;
+            goto err_stop_workers;
+        }
+        g.workers[i].thread_started = true;
+    }
+    return LOOM_OK;
+
+err_stop_workers:
+    stop_all();
+    /* Release: the gate opens only with stop already visible. */
+    atomic_store_explicit(&g.started, 1, memory_order_release);
+    futex_wake(&g.started, INT32_MAX);
+    for (int i = 1; i < n; i++)
+        if (g.workers[i].thread_started)
+            pthread_join(g.workers[i].thread, NULL);
+    free(g.cpus);
+    free(g.sets);
+    g.cpus = NULL;
+    g.sets = NULL;
+err_free_workers:
+    free(g.workers);
+    g.workers = NULL;
+err:
+    return rc;
+}
+
+int loom_ult_create(loom_ult_fn fn, void *arg, int worker, size_t stack_size,
+                    struct loom_ult **ult_p)
+{
+    int rc = LOOM_ERR_INVALID;
+    if (!g.workers || !fn || worker < 0 || worker >= g.nworkers)
+        goto err;
+    size_t page = (size_t)g.page;
+    if (stack_size == 0)
+        stack_size = DEFAULT_STACK;
+    size_t size = (stack_size + page - 1) / page * page;
+
+    rc = LOOM_ERR_NOMEM;
+    struct loom_ult *u = aligned_alloc(LOOM_CACHE_LINE, sizeof *u);
+    if (!u)
+        goto err;
+    memset(u, 0, sizeof *u);
+    char *map = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (map == MAP_FAILED) {
+        loom_log_error("cannot map a %zu-byte ULT stack: %s", size, strerror(errno));
+        goto err_free_ult;
+    }
+    rc = LOOM_ERR_SYSTEM;
+    if (mprotect(map, page, PROT_NONE) != 0) {
+        loom_log_error("cannot protect a ULT stack guard page: %s", strerror(errno));
+        goto err_unmap;
+    }
+    u->guard = map;
+    u->lo = map + page;
+    u->hi = map + page + size;
+    u->fn = fn;
+    u->arg = arg;
+    u->w = &g.workers[worker];
+    u->sp = loom_ctx_init(u->hi, ult_entry, u);
+    atomic_init(&u->state, ST_RUN);
+#if defined(LOOM_SANITIZE_address)
+    u->asan_bottom = u->lo;
+    u->asan_size = size;
+#endif
+#if defined(LOOM_SANITIZE_thread)
+    u->tsan_fiber = __tsan_create_fiber(0);
+#endif
+#if defined(LOOM_HAVE_VALGRIND)
+    u->vg_id = VALGRIND_STACK_REGISTER(u->lo, u->hi);
+#endif
+
+    atomic_fetch_add_explicit(&g.live, 1, memory_order_relaxed);
+    pthread_mutex_lock(&g.all_lock);
+    u->all_next = g.all;
+    g.all = u;
+    pthread_mutex_unlock(&g.all_lock);
+    if (ult_p)
+        *ult_p = u;
+    enqueue(u);
+    return LOOM_OK;
+
+err_unmap:
+    munmap(map, size + page);
+err_free_ult:
+    free(u);
+err:
+    return rc;
+}
+
+void loom_sched_run(void)
+{
+    LOOM_CHECK(g.workers && !g.ran);
+    g.ran = true;
+    struct worker *w0 = &g.workers[0];
+    g.restore_affinity =
+        pthread_getaffinity_np(pthread_self(), sizeof g.saved_affinity, &g.saved_affinity) == 0;
+    pin_self(0);
+    if (g.on_worker_start)
+        g.on_worker_start(0);
+    worker_enter(w0);
+    /* Release: ULTs created before now are visible to the workers. */
+    atomic_store_explicit(&g.started, 1, memory_order_release);
+    futex_wake(&g.started, INT32_MAX);
+    if (atomic_load_explicit(&g.live, memory_order_acquire) == 0)
+        stop_all();
+    worker_loop(w0);
+    for (int i = 1; i < g.nworkers; i++)
+        pthread_join(g.workers[i].thread, NULL);
+    g.joined = true;
+    tls_worker = NULL;
+    if (g.restore_affinity)
+        pthread_setaffinity_np(pthread_self(), sizeof g.saved_affinity, &g.saved_affinity);
+}
+
+void loom_sched_fini(void)
+{
+    if (!g.workers)
+        return;
+    if (!g.joined) {
+        stop_all();
+        atomic_store_explicit(&g.started, 1, memory_order_release);
+        futex_wake(&g.started, INT32_MAX);
+        for (int i = 1; i < g.nworkers; i++)
+            if (g.workers[i].thread_started)
+                pthread_join(g.workers[i].thread, NULL);
+    }
+    struct loom_ult *u = g.all;
+    while (u) {
+        struct loom_ult *n = u->all_next;
+        if (u->guard) {
+#if defined(LOOM_HAVE_VALGRIND)
+            VALGRIND_STACK_DEREGISTER(u->vg_id);
+#endif
+#if defined(LOOM_SANITIZE_address)
+            ASAN_UNPOISON_MEMORY_REGION(u->lo, (size_t)((char *)u->hi - (char *)u->lo));
+#endif
+            munmap(u->guard, (size_t)((char *)u->hi - (char *)u->guard));
+        }
+#if defined(LOOM_SANITIZE_thread)
+        if (u->tsan_fiber)
+            __tsan_destroy_fiber(u->tsan_fiber);
+#endif
+        free(u);
+        u = n;
+    }
+    g.all = NULL;
+    free(g.cpus);
+    free(g.sets);
+    free(g.workers);
+    g.cpus = NULL;
+    g.sets = NULL;
+    g.workers = NULL;
+    g.nworkers = 0;
+}
+
+struct loom_ult *loom_ult_self(void)
+{
+    struct worker *w = tls_worker;
+    if (!w || w->current->is_sched)
+        return NULL;
+    return w->current;
+}
+
+int loom_sched_worker_self(void)
+{
+    struct worker *w = tls_worker;
+    return w ? w->id : -1;
+}
+
+int loom_sched_nworkers(void)
+{
+    return g.nworkers;
+}
+
+bool loom_sched_others_ready(void)
+{
+    struct worker *w = tls_worker;
+    return w && (w->rq_head || inbox_nonempty(w));
+}
+
+void loom_ult_yield(void)
+{
+    struct worker *w = tls_worker;
+    if (!w)
+        return;
+    struct loom_ult *self = w->current;
+    if (self->is_sched)
+        return;
+    struct loom_ult *next = pick_next(w);
+    if (!next)
+        return;
+    rq_push(w, self);
+    switch_to(w, self, next);
+}
+
+void loom_ult_park(void)
+{
+    struct worker *w = tls_worker;
+    if (!w || w->current->is_sched)
+        return; /* not a ULT: a spurious return is allowed */
+    struct loom_ult *self = w->current;
+    uint32_t s = ST_RUN;
+    /* Acquire on failure: a permit (NOTIFY) carries its waker's writes. */
+    if (!atomic_compare_exchange_strong_explicit(&self->state, &s, ST_PARKING, memory_order_acquire,
+                                                 memory_order_acquire)) {
+        LOOM_ASSERT(s == (ST_RUN | ST_NOTIFY));
+        /* Consume the permit. Acquire: we also see the writes of any later
+         * waker that re-released NOTIFY (see loom_ult_wake). */
+        atomic_exchange_explicit(&self->state, ST_RUN, memory_order_acquire);
+        return;
+    }
+    struct loom_ult *next = pick_next(w);
+    switch_to(w, self, next ? next : &w->sched);
+}
+
+void loom_ult_wake(struct loom_ult *u)
+{
+    uint32_t s = atomic_load_explicit(&u->state, memory_order_relaxed);
+    for (;;) {
+        if (s == ST_DONE)
+            return;
+        if (s == ST_PARKED) {
+            /* Acq_rel: acquire the parker's release (it is off its stack);
+             * release our writes to whoever resumes it. */
+            if (atomic_compare_exchange_weak_explicit(&u->state, &s, ST_RUN, memory_order_acq_rel,
+                                                      memory_order_relaxed)) {
+                enqueue(u);
+                return;
+            }
+            continue;
+        }
+        /* RUN or PARKING, with or without a permit: leave one. Even when the
+         * bit is already set we write (s -> s) with release, so the ULT's
+         * acquire when it consumes the permit also covers our writes. */
+        if (atomic_compare_exchange_weak_explicit(&u->state, &s, s | ST_NOTIFY,
+                                                  memory_order_release, memory_order_relaxed))
+            return;
+    }
+}
+
+/* Busy-waits on a thread that is not a ULT (nothing to switch to). */
+static void wait_plain(loom_cond_fn done, const void *arg)
+{
+    for (unsigned i = 1; !done(arg); i++) {
+        if (i < 4096)
+            loom_cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+/*
+ * Waiting and notifying. Rule: a notify may reach a waiter that no longer
+ * waits on that slot (it returned, or registered elsewhere since): that only
+ * leaves a permit, so its next park returns spuriously and re-checks its own
+ * condition. Stale notifies are harmless; what must never happen is a missed
+ * one, which the seq_cst slot store / condition load here, and the seq_cst
+ * condition store / slot exchange in the notifier, rule out (Dekker).
+ */
+void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
+{
+    if (done(arg))
+        return;
+    struct worker *w = tls_worker;
+    if (!w || w->current->is_sched) {
+        wait_plain(done, arg);
+        return;
+    }
+    struct loom_ult *self = w->current;
+    if (!loom_sched_others_ready()) {
+        if (g.spin_ns > 0) {
+            uint64_t t0 = loom_time_ns();
+            for (unsigned i = 1;; i++) {
+                loom_cpu_relax();
+                if (done(arg))
+                    return;
+                if ((i & 63) == 0 &&
+                    (loom_sched_others_ready() || loom_time_ns() - t0 >= (uint64_t)g.spin_ns))
+                    break;
+            }
+        }
+    } else {
+        for (int i = 0; i < 4; i++) {
+            loom_cpu_relax();
+            if (done(arg))
+                return;
+        }
+    }
+    for (;;) {
+        /* Seq_cst: ordered before done()'s load (Dekker with the notifier's
+         * condition store and slot exchange). */
+        atomic_store_explicit(slot, self, memory_order_seq_cst);
+        if (done(arg))
+            break;
+        loom_ult_park();
+        if (done(arg))
+            break;
+    }
+    /* Leave the slot if it still names us, so fewer stale notifies reach us. */
+    struct loom_ult *expected = self;
+    atomic_compare_exchange_strong_explicit(slot, &expected, NULL, memory_order_relaxed,
+                                            memory_order_relaxed);
+}
+
+void loom_ult_notify(loom_waiter_slot *slot)
+{
+    /* Cheap test first: most notifies find nobody waiting. Seq_cst: ordered
+     * after the caller's seq_cst condition store (Dekker with the waiter). */
+    if (!atomic_load_explicit(slot, memory_order_seq_cst))
+        return;
+    struct loom_ult *u = atomic_exchange_explicit(slot, NULL, memory_order_seq_cst);
+    if (u)
+        loom_ult_wake(u);
+}
+
+void loom_ult_exit(void)
+{
+    struct worker *w = tls_worker;
+    if (!w || w->current->is_sched)
+        loom_fatal("loom_ult_exit called outside a ULT");
+    struct loom_ult *self = w->current;
+    /* An RMW so a racing wake's CAS either lands before (and is overridden)
+     * or sees DONE. after_switch reads it on this same thread: no ordering
+     * needed beyond program order; release costs nothing more here. */
+    atomic_exchange_explicit(&self->state, ST_DONE, memory_order_release);
+    struct loom_ult *next = pick_next(w);
+    if (!next)
+        next = &w->sched;
+    w->current = next;
+    san_before_switch(self, next, true);
+    loom_ctx_switch(&self->sp, next->sp, self);
+    __builtin_unreachable();
+}
+
+void loom_ult_set_data(struct loom_ult *u, void *data)
+{
+    u->data = data;
+}
+
+void *loom_ult_get_data(const struct loom_ult *u)
+{
+    return u->data;
+}
+
+int loom_ult_worker(const struct loom_ult *u)
+{
+    return u->w->id;
+}
+
+void loom_ult_stack_bounds(const struct loom_ult *u, void **lo_p, void **hi_p, void **guard_p)
+{
+    if (lo_p)
+        *lo_p = u->lo;
+    if (hi_p)
+        *hi_p = u->hi;
+    if (guard_p)
+        *guard_p = u->guard;
+}
+
+unsigned long loom_sched_sleep_count(int worker)
+{
+    if (worker < 0 || worker >= g.nworkers)
+        return 0;
+    return atomic_load_explicit(&g.workers[worker].sleeps, memory_order_relaxed);
+}
