@@ -74,4 +74,49 @@ void loom_type_unpack(void *dst, const struct loom_type *t, const void *in, size
  * or MPI_UNDEFINED when nbytes ends inside a basic element. */
 MPI_Count loom_type_elements(const struct loom_type *t, MPI_Count nbytes);
 
+/* Whether t may be used in communication (committed; predefined types are). */
+static inline bool loom_type_usable(const struct loom_type *t)
+{
+    return t && t->committed;
+}
+
+/* Why handle h cannot be used, for an error message ("is MPI_DATATYPE_NULL",
+ * "0x... is not a datatype handle", "0x... was freed", "... is not
+ * committed" when need_commit), or NULL when it can. */
+const char *loom_type_problem(MPI_Datatype h, bool need_commit, char *buf, size_t len);
+
+/* Builds a derived type from a constructor's contents: the arrays that
+ * MPI_Type_get_contents returns for `combiner` (MPI-3.1 table 4.1); the
+ * caller has checked them. types are retained by the new type. The new type
+ * has a handle, one reference (the handle's) and is not committed. Returns
+ * LOOM_ERR_INVALID when its size or bounds overflow, LOOM_ERR_NOMEM. */
+int loom_type_create(int combiner, const int *ints, const MPI_Aint *aints,
+                     struct loom_type *const *types, struct loom_type **new_p) LOOM_MUST_CHECK;
+
+/* A new handle and object equal to t (for MPI_Type_get_contents). */
+int loom_type_clone(struct loom_type *t, struct loom_type **new_p) LOOM_MUST_CHECK;
+
+void loom_type_commit(struct loom_type *t);
+
+/* MPI_Type_free of a user type: the handle becomes stale and its reference
+ * is dropped; pending operations keep the object. */
+void loom_type_free(struct loom_type *t);
+
+/* The constructor and its arguments (MPI_Type_get_envelope/get_contents);
+ * combiner is MPI_COMBINER_NAMED for predefined types (no contents). */
+void loom_type_envelope(const struct loom_type *t, int *ni_p, int *na_p, int *nd_p,
+                        int *combiner_p);
+void loom_type_contents(const struct loom_type *t, const int **ints_p, const MPI_Aint **aints_p,
+                        struct loom_type *const **types_p);
+
+/* Names (MPI_Type_set_name/get_name); name is at most MPI_MAX_OBJECT_NAME - 1
+ * characters (longer ones are cut). get copies the name into
+ * buf[MPI_MAX_OBJECT_NAME] and returns its length. */
+void loom_type_set_name(struct loom_type *t, const char *name);
+int loom_type_get_name(const struct loom_type *t, char *buf);
+
+/* The block index and the byte within it where message byte `offset` of an
+ * element lies (0 <= offset < t->size); binary search, O(log nblocks). */
+size_t loom_type_find_block(const struct loom_type *t, size_t offset, size_t *in_p);
+
 #endif

@@ -1,0 +1,772 @@
+/*
+ * MPI entry points of datatypes (MPI-3.1 chapter 4): constructors, commit
+ * and free, sizes and extents, addresses, pack/unpack, envelope/contents,
+ * names, and the counts of a status. Arguments are checked here; the layouts
+ * are built by the engine (datatype/datatype.h) from the constructor's
+ * contents, which every constructor passes in the form
+ * MPI_Type_get_contents returns.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datatype/datatype.h"
+#include "mpi/mpi_impl.h"
+
+#define W MPI_COMM_WORLD
+
+/* The type behind h, or the raised MPI_ERR_TYPE (`what` names the argument). */
+static int type_arg(MPI_Datatype h, bool need_commit, const char *fn, const char *what,
+                    struct loom_type **t_p)
+{
+    char buf[96];
+    const char *why = loom_type_problem(h, need_commit, buf, sizeof buf);
+    if (why)
+        return loom_mpi_err(W, MPI_ERR_TYPE, fn, "%s %s", what, why);
+    *t_p = loom_type_get(h);
+    return MPI_SUCCESS;
+}
+
+/* Builds the type and hands out its handle. */
+static int create(int combiner, const int *ints, const MPI_Aint *aints,
+                  struct loom_type *const *types, MPI_Datatype *newtype, const char *fn)
+{
+    struct loom_type *t = NULL;
+    int rc = loom_type_create(combiner, ints, aints, types, &t);
+    if (rc == LOOM_ERR_INVALID)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                            "the new type's size or displacements overflow MPI_Aint");
+    if (rc)
+        return loom_mpi_err(W, MPI_ERR_OTHER, fn, "out of memory (or of datatype handles)");
+    *newtype = t->handle;
+    return MPI_SUCCESS;
+}
+
+/* The checks every constructor starts with. */
+static int ctor_start(const char *fn, int count, const void *newtype)
+{
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (count < 0)
+        return loom_mpi_err(W, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    if (!newtype)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "newtype is NULL");
+    return MPI_SUCCESS;
+}
+
+static int check_blocklengths(const char *fn, int count, const int *bl)
+{
+    if (count > 0 && !bl)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_blocklengths is NULL");
+    for (int i = 0; i < count; i++)
+        if (bl[i] < 0)
+            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_blocklengths[%d] = %d is negative",
+                                i, bl[i]);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_contiguous";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, count, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)))
+        return rc;
+    int ints[1] = {count};
+    return create(MPI_COMBINER_CONTIGUOUS, ints, NULL, &old, newtype, fn);
+}
+LOOM_MPI_ALIAS(Type_contiguous);
+
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_vector";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, count, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)))
+        return rc;
+    if (blocklength < 0)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "blocklength %d is negative", blocklength);
+    int ints[3] = {count, blocklength, stride};
+    return create(MPI_COMBINER_VECTOR, ints, NULL, &old, newtype, fn);
+}
+LOOM_MPI_ALIAS(Type_vector);
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_hvector";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, count, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)))
+        return rc;
+    if (blocklength < 0)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "blocklength %d is negative", blocklength);
+    int ints[2] = {count, blocklength};
+    MPI_Aint aints[1] = {stride};
+    return create(MPI_COMBINER_HVECTOR, ints, aints, &old, newtype, fn);
+}
+LOOM_MPI_ALIAS(Type_create_hvector);
+
+int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
+                      const int array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_indexed";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, count, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)) ||
+        (rc = check_blocklengths(fn, count, array_of_blocklengths)))
+        return rc;
+    if (count > 0 && !array_of_displacements)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_displacements is NULL");
+    int *ints = malloc((2 * (size_t)count + 1) * sizeof *ints);
+    if (!ints)
+        return loom_mpi_err(W, MPI_ERR_OTHER, fn, "out of memory");
+    ints[0] = count;
+    if (count) {
+        memcpy(ints + 1, array_of_blocklengths, (size_t)count * sizeof *ints);
+        memcpy(ints + 1 + count, array_of_displacements, (size_t)count * sizeof *ints);
+    }
+    rc = create(MPI_COMBINER_INDEXED, ints, NULL, &old, newtype, fn);
+    free(ints);
+    return rc;
+}
+LOOM_MPI_ALIAS(Type_indexed);
+
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_hindexed";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, count, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)) ||
+        (rc = check_blocklengths(fn, count, array_of_blocklengths)))
+        return rc;
+    if (count > 0 && !array_of_displacements)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_displacements is NULL");
+    int *ints = malloc(((size_t)count + 1) * sizeof *ints);
+    if (!ints)
+        return loom_mpi_err(W, MPI_ERR_OTHER, fn, "out of memory");
+    ints[0] = count;
+    if (count)
+        memcpy(ints + 1, array_of_blocklengths, (size_t)count * sizeof *ints);
+    rc = create(MPI_COMBINER_HINDEXED, ints, array_of_displacements, &old, newtype, fn);
+    free(ints);
+    return rc;
+}
+LOOM_MPI_ALIAS(Type_create_hindexed);
+
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_indexed_block";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, count, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)))
+        return rc;
+    if (blocklength < 0)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "blocklength %d is negative", blocklength);
+    if (count > 0 && !array_of_displacements)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_displacements is NULL");
+    int *ints = malloc(((size_t)count + 2) * sizeof *ints);
+    if (!ints)
+        return loom_mpi_err(W, MPI_ERR_OTHER, fn, "out of memory");
+    ints[0] = count;
+    ints[1] = blocklength;
+    if (count)
+        memcpy(ints + 2, array_of_displacements, (size_t)count * sizeof *ints);
+    rc = create(MPI_COMBINER_INDEXED_BLOCK, ints, NULL, &old, newtype, fn);
+    free(ints);
+    return rc;
+}
+LOOM_MPI_ALIAS(Type_create_indexed_block);
+
+int PMPI_Type_create_hindexed_block(int count, int blocklength,
+                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_hindexed_block";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, count, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)))
+        return rc;
+    if (blocklength < 0)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "blocklength %d is negative", blocklength);
+    if (count > 0 && !array_of_displacements)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_displacements is NULL");
+    int ints[2] = {count, blocklength};
+    return create(MPI_COMBINER_HINDEXED_BLOCK, ints, array_of_displacements, &old, newtype, fn);
+}
+LOOM_MPI_ALIAS(Type_create_hindexed_block);
+
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                            const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_struct";
+    int rc = ctor_start(fn, count, newtype);
+    if (rc || (rc = check_blocklengths(fn, count, array_of_blocklengths)))
+        return rc;
+    if (count > 0 && !array_of_displacements)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_displacements is NULL");
+    if (count > 0 && !array_of_types)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_types is NULL");
+    int *ints = malloc(((size_t)count + 1) * sizeof *ints);
+    struct loom_type **types = malloc(((size_t)count + 1) * sizeof *types);
+    if (!ints || !types) {
+        rc = loom_mpi_err(W, MPI_ERR_OTHER, fn, "out of memory");
+        goto out;
+    }
+    ints[0] = count;
+    for (int i = 0; i < count; i++) {
+        char what[48];
+        snprintf(what, sizeof what, "array_of_types[%d]", i);
+        if ((rc = type_arg(array_of_types[i], false, fn, what, &types[i])))
+            goto out;
+        ints[1 + i] = array_of_blocklengths[i];
+    }
+    /* The engine reads types[0] of every constructor. */
+    if (count == 0)
+        types[0] = loom_type_get(MPI_BYTE);
+    rc = create(MPI_COMBINER_STRUCT, ints, array_of_displacements, types, newtype, fn);
+out:
+    free(ints);
+    free(types);
+    return rc;
+}
+LOOM_MPI_ALIAS(Type_create_struct);
+
+static int check_order(const char *fn, int order)
+{
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                            "order %d is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN", order);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+                              const int array_of_subsizes[], const int array_of_starts[],
+                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_subarray";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, 0, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)) ||
+        (rc = check_order(fn, order)))
+        return rc;
+    if (ndims < 1)
+        return loom_mpi_err(W, MPI_ERR_DIMS, fn, "ndims %d is not positive", ndims);
+    if (!array_of_sizes || !array_of_subsizes || !array_of_starts)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "an array argument is NULL");
+    for (int i = 0; i < ndims; i++) {
+        int n = array_of_sizes[i], s = array_of_subsizes[i], st = array_of_starts[i];
+        if (n < 1)
+            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_sizes[%d] = %d is not positive", i,
+                                n);
+        if (s < 0 || s > n)
+            return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                                "array_of_subsizes[%d] = %d is not in [0, %d]", i, s, n);
+        if (st < 0 || st > n - s)
+            return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                                "array_of_starts[%d] = %d puts the subarray (%d elements) outside "
+                                "the %d elements of the array", i, st, s, n);
+    }
+    int *ints = malloc((3 * (size_t)ndims + 2) * sizeof *ints);
+    if (!ints)
+        return loom_mpi_err(W, MPI_ERR_OTHER, fn, "out of memory");
+    ints[0] = ndims;
+    memcpy(ints + 1, array_of_sizes, (size_t)ndims * sizeof *ints);
+    memcpy(ints + 1 + ndims, array_of_subsizes, (size_t)ndims * sizeof *ints);
+    memcpy(ints + 1 + 2 * ndims, array_of_starts, (size_t)ndims * sizeof *ints);
+    ints[1 + 3 * ndims] = order;
+    rc = create(MPI_COMBINER_SUBARRAY, ints, NULL, &old, newtype, fn);
+    free(ints);
+    return rc;
+}
+LOOM_MPI_ALIAS(Type_create_subarray);
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_darray";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, 0, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)) ||
+        (rc = check_order(fn, order)))
+        return rc;
+    if (size < 1)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "size %d is not positive", size);
+    if (rank < 0 || rank >= size)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "rank %d is not in [0, %d)", rank, size);
+    if (ndims < 1)
+        return loom_mpi_err(W, MPI_ERR_DIMS, fn, "ndims %d is not positive", ndims);
+    if (!array_of_gsizes || !array_of_distribs || !array_of_dargs || !array_of_psizes)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "an array argument is NULL");
+    long long procs = 1;
+    for (int i = 0; i < ndims; i++) {
+        int g = array_of_gsizes[i], d = array_of_distribs[i], a = array_of_dargs[i];
+        int p = array_of_psizes[i];
+        if (g < 1)
+            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_gsizes[%d] = %d is not positive",
+                                i, g);
+        if (p < 1)
+            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_psizes[%d] = %d is not positive",
+                                i, p);
+        if (d != MPI_DISTRIBUTE_BLOCK && d != MPI_DISTRIBUTE_CYCLIC && d != MPI_DISTRIBUTE_NONE)
+            return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                                "array_of_distribs[%d] = %d is no MPI_DISTRIBUTE_ value", i, d);
+        if (a != MPI_DISTRIBUTE_DFLT_DARG && a < 1)
+            return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                                "array_of_dargs[%d] = %d is neither positive nor "
+                                "MPI_DISTRIBUTE_DFLT_DARG", i, a);
+        if (d == MPI_DISTRIBUTE_BLOCK && a != MPI_DISTRIBUTE_DFLT_DARG &&
+            (long long)a * p < g)
+            return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                                "dimension %d: blocks of %d over %d processes do not cover %d "
+                                "elements", i, a, p, g);
+        procs *= p;
+        if (procs > size)
+            break;
+    }
+    if (procs != size)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                            "the process grid (array_of_psizes) does not have size %d", size);
+    int *ints = malloc((4 * (size_t)ndims + 4) * sizeof *ints);
+    if (!ints)
+        return loom_mpi_err(W, MPI_ERR_OTHER, fn, "out of memory");
+    ints[0] = size;
+    ints[1] = rank;
+    ints[2] = ndims;
+    memcpy(ints + 3, array_of_gsizes, (size_t)ndims * sizeof *ints);
+    memcpy(ints + 3 + ndims, array_of_distribs, (size_t)ndims * sizeof *ints);
+    memcpy(ints + 3 + 2 * ndims, array_of_dargs, (size_t)ndims * sizeof *ints);
+    memcpy(ints + 3 + 3 * ndims, array_of_psizes, (size_t)ndims * sizeof *ints);
+    ints[3 + 4 * ndims] = order;
+    rc = create(MPI_COMBINER_DARRAY, ints, NULL, &old, newtype, fn);
+    free(ints);
+    return rc;
+}
+LOOM_MPI_ALIAS(Type_create_darray);
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_resized";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, 0, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)))
+        return rc;
+    MPI_Aint aints[2] = {lb, extent};
+    return create(MPI_COMBINER_RESIZED, NULL, aints, &old, newtype, fn);
+}
+LOOM_MPI_ALIAS(Type_create_resized);
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_dup";
+    struct loom_type *old = NULL;
+    int rc = ctor_start(fn, 0, newtype);
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)))
+        return rc;
+    struct loom_type *t = NULL;
+    if ((rc = create(MPI_COMBINER_DUP, NULL, NULL, &old, newtype, fn)))
+        return rc;
+    /* The new type has the old one's committed state. */
+    t = loom_type_get(*newtype);
+    if (old->committed)
+        loom_type_commit(t);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_dup);
+
+int PMPI_Type_commit(MPI_Datatype *datatype)
+{
+    const char *fn = "MPI_Type_commit";
+    struct loom_type *t = NULL;
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (!datatype)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "datatype is NULL");
+    if ((rc = type_arg(*datatype, false, fn, "datatype", &t)))
+        return rc;
+    loom_type_commit(t);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_commit);
+
+int PMPI_Type_free(MPI_Datatype *datatype)
+{
+    const char *fn = "MPI_Type_free";
+    struct loom_type *t = NULL;
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (!datatype)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "datatype is NULL");
+    if ((rc = type_arg(*datatype, false, fn, "datatype", &t)))
+        return rc;
+    if (t->predefined) {
+        char name[MPI_MAX_OBJECT_NAME];
+        loom_type_get_name(t, name);
+        return loom_mpi_err(W, MPI_ERR_TYPE, fn, "%s is predefined and cannot be freed", name);
+    }
+    loom_type_free(t);
+    *datatype = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_free);
+
+/* The checks of the queries: init, the type, one output argument. */
+static int query_start(const char *fn, MPI_Datatype h, const void *out, const char *out_name,
+                       struct loom_type **t_p)
+{
+    int rc = loom_mpi_check_init(fn);
+    if (rc || (rc = type_arg(h, false, fn, "datatype", t_p)))
+        return rc;
+    if (!out)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "%s is NULL", out_name);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_size", datatype, size, "size", &t);
+    if (rc)
+        return rc;
+    *size = t->size > INT_MAX ? MPI_UNDEFINED : (int)t->size;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_size);
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_size_x", datatype, size, "size", &t);
+    if (rc)
+        return rc;
+    *size = (MPI_Count)t->size;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_size_x);
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_get_extent", datatype, lb && extent ? lb : NULL,
+                         "lb or extent", &t);
+    if (rc)
+        return rc;
+    *lb = t->lb;
+    *extent = t->ub - t->lb;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_get_extent);
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_get_extent_x", datatype, lb && extent ? lb : NULL,
+                         "lb or extent", &t);
+    if (rc)
+        return rc;
+    *lb = t->lb;
+    *extent = t->ub - t->lb;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_get_extent_x);
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_get_true_extent", datatype,
+                         true_lb && true_extent ? true_lb : NULL, "true_lb or true_extent", &t);
+    if (rc)
+        return rc;
+    *true_lb = t->true_lb;
+    *true_extent = t->true_ub - t->true_lb;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_get_true_extent);
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+                                MPI_Count *true_extent)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_get_true_extent_x", datatype,
+                         true_lb && true_extent ? true_lb : NULL, "true_lb or true_extent", &t);
+    if (rc)
+        return rc;
+    *true_lb = t->true_lb;
+    *true_extent = t->true_ub - t->true_lb;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_get_true_extent_x);
+
+int PMPI_Get_address(const void *location, MPI_Aint *address)
+{
+    int rc = loom_mpi_check_init("MPI_Get_address");
+    if (rc)
+        return rc;
+    if (!address)
+        return loom_mpi_err(W, MPI_ERR_ARG, "MPI_Get_address", "address is NULL");
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Get_address);
+
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+    return (MPI_Aint)((unsigned long)base + (unsigned long)disp);
+}
+LOOM_MPI_ALIAS(Aint_add);
+
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+    return (MPI_Aint)((unsigned long)addr1 - (unsigned long)addr2);
+}
+LOOM_MPI_ALIAS(Aint_diff);
+
+/* ---- pack and unpack ---- */
+
+static int pack_start(const char *fn, int count, MPI_Datatype datatype, int bufsize,
+                      const int *position, MPI_Comm comm, struct loom_type **t_p)
+{
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (!loom_mpi_comm_valid(comm))
+        return loom_mpi_bad_comm(comm, fn);
+    if (count < 0)
+        return loom_mpi_err(comm, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    char buf[96];
+    const char *why = loom_type_problem(datatype, true, buf, sizeof buf);
+    if (why)
+        return loom_mpi_err(comm, MPI_ERR_TYPE, fn, "datatype %s", why);
+    *t_p = loom_type_get(datatype);
+    if (bufsize < 0)
+        return loom_mpi_err(comm, MPI_ERR_ARG, fn, "the buffer size %d is negative", bufsize);
+    if (!position)
+        return loom_mpi_err(comm, MPI_ERR_ARG, fn, "position is NULL");
+    if (*position < 0 || *position > bufsize)
+        return loom_mpi_err(comm, MPI_ERR_ARG, fn, "position %d is outside the %d-byte buffer",
+                            *position, bufsize);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+              int *position, MPI_Comm comm)
+{
+    const char *fn = "MPI_Pack";
+    struct loom_type *t = NULL;
+    int rc = pack_start(fn, incount, datatype, outsize, position, comm, &t);
+    if (rc)
+        return rc;
+    MPI_Count bytes = (MPI_Count)incount * (MPI_Count)t->size;
+    if (bytes > outsize - *position)
+        return loom_mpi_err(comm, MPI_ERR_TRUNCATE, fn,
+                            "%lld bytes of data do not fit in the %d bytes left of the output "
+                            "buffer", bytes, outsize - *position);
+    if (bytes && !outbuf)
+        return loom_mpi_err(comm, MPI_ERR_BUFFER, fn, "outbuf is NULL");
+    loom_type_pack((char *)outbuf + *position, inbuf, t, 0, (size_t)bytes);
+    *position += (int)bytes;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Pack);
+
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm)
+{
+    const char *fn = "MPI_Unpack";
+    struct loom_type *t = NULL;
+    int rc = pack_start(fn, outcount, datatype, insize, position, comm, &t);
+    if (rc)
+        return rc;
+    MPI_Count bytes = (MPI_Count)outcount * (MPI_Count)t->size;
+    if (bytes > insize - *position)
+        return loom_mpi_err(comm, MPI_ERR_TRUNCATE, fn,
+                            "%lld bytes to unpack but only %d left in the input buffer", bytes,
+                            insize - *position);
+    if (bytes && !inbuf)
+        return loom_mpi_err(comm, MPI_ERR_BUFFER, fn, "inbuf is NULL");
+    loom_type_unpack(outbuf, t, (const char *)inbuf + *position, 0, (size_t)bytes);
+    *position += (int)bytes;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Unpack);
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    const char *fn = "MPI_Pack_size";
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (!loom_mpi_comm_valid(comm))
+        return loom_mpi_bad_comm(comm, fn);
+    if (incount < 0)
+        return loom_mpi_err(comm, MPI_ERR_COUNT, fn, "incount %d is negative", incount);
+    char buf[96];
+    const char *why = loom_type_problem(datatype, true, buf, sizeof buf);
+    if (why)
+        return loom_mpi_err(comm, MPI_ERR_TYPE, fn, "datatype %s", why);
+    if (!size)
+        return loom_mpi_err(comm, MPI_ERR_ARG, fn, "size is NULL");
+    MPI_Count bytes = (MPI_Count)incount * (MPI_Count)loom_type_get(datatype)->size;
+    if (bytes > INT_MAX)
+        return loom_mpi_err(comm, MPI_ERR_ARG, fn, "%lld bytes do not fit in an int", bytes);
+    *size = (int)bytes;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Pack_size);
+
+/* ---- envelope and contents ---- */
+
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                           int *num_datatypes, int *combiner)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_get_envelope", datatype,
+                         num_integers && num_addresses && num_datatypes && combiner ? (const void *)combiner
+                                                                            : NULL,
+                         "an output argument", &t);
+    if (rc)
+        return rc;
+    loom_type_envelope(t, num_integers, num_addresses, num_datatypes, combiner);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_get_envelope);
+
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                           int max_datatypes, int array_of_integers[],
+                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+{
+    const char *fn = "MPI_Type_get_contents";
+    struct loom_type *t = NULL;
+    int rc = loom_mpi_check_init(fn);
+    if (rc || (rc = type_arg(datatype, false, fn, "datatype", &t)))
+        return rc;
+    int ni, na, nd, combiner;
+    loom_type_envelope(t, &ni, &na, &nd, &combiner);
+    if (combiner == MPI_COMBINER_NAMED)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                            "datatype is predefined (MPI_COMBINER_NAMED) and has no contents");
+    if (max_integers < ni || max_addresses < na || max_datatypes < nd)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                            "the arrays hold (%d, %d, %d) entries; the contents need (%d, %d, %d)",
+                            max_integers, max_addresses, max_datatypes, ni, na, nd);
+    if ((ni && !array_of_integers) || (na && !array_of_addresses) ||
+        (nd && !array_of_datatypes))
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "an output array is NULL");
+    const int *ints;
+    const MPI_Aint *aints;
+    struct loom_type *const *types;
+    loom_type_contents(t, &ints, &aints, &types);
+    /* Derived types come back as new handles the caller frees (MPI-3.1 4.1.13). */
+    for (int i = 0; i < nd; i++) {
+        struct loom_type *c = types[i];
+        if (!c->predefined && loom_type_clone(types[i], &c) != LOOM_OK) {
+            while (i-- > 0) {
+                struct loom_type *d = loom_type_get(array_of_datatypes[i]);
+                if (!d->predefined)
+                    loom_type_free(d);
+            }
+            return loom_mpi_err(W, MPI_ERR_OTHER, fn, "out of memory");
+        }
+        array_of_datatypes[i] = c->handle;
+    }
+    if (ni)
+        memcpy(array_of_integers, ints, (size_t)ni * sizeof *ints);
+    if (na)
+        memcpy(array_of_addresses, aints, (size_t)na * sizeof *aints);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_get_contents);
+
+/* ---- names ---- */
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_set_name", datatype, type_name, "type_name", &t);
+    if (rc)
+        return rc;
+    loom_type_set_name(t, type_name);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_set_name);
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_get_name", datatype, type_name && resultlen ? type_name : NULL,
+                         "type_name or resultlen", &t);
+    if (rc)
+        return rc;
+    *resultlen = loom_type_get_name(t, type_name);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_get_name);
+
+/* ---- counts of a status ---- */
+
+static int status_start(const char *fn, const MPI_Status *status, MPI_Datatype datatype,
+                        const void *count, struct loom_type **t_p)
+{
+    int rc = loom_mpi_check_init(fn);
+    if (rc || (rc = type_arg(datatype, false, fn, "datatype", t_p)))
+        return rc;
+    if (!status || status == MPI_STATUS_IGNORE)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "status is %s",
+                            status ? "MPI_STATUS_IGNORE" : "NULL");
+    if (!count)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "count is NULL");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    struct loom_type *t = NULL;
+    int rc = status_start("MPI_Get_count", status, datatype, count, &t);
+    if (rc)
+        return rc;
+    long long bytes = status->loom_count;
+    if (t->size == 0)
+        *count = bytes == 0 ? 0 : MPI_UNDEFINED;
+    else if (bytes % (long long)t->size || bytes / (long long)t->size > INT_MAX)
+        *count = MPI_UNDEFINED;
+    else
+        *count = (int)(bytes / (long long)t->size);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Get_count);
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    struct loom_type *t = NULL;
+    int rc = status_start("MPI_Get_elements", status, datatype, count, &t);
+    if (rc)
+        return rc;
+    MPI_Count n = loom_type_elements(t, status->loom_count);
+    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Get_elements);
+
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    struct loom_type *t = NULL;
+    int rc = status_start("MPI_Get_elements_x", status, datatype, count, &t);
+    if (rc)
+        return rc;
+    *count = loom_type_elements(t, status->loom_count);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Get_elements_x);
