@@ -28,6 +28,7 @@
 struct loom_group {
     _Atomic int refs;
     int handle;
+    int owner;              /* world rank that may use the handle (-1: any) */
     int size;
     int *world;             /* [size] world rank of each member, in group order */
 };
@@ -63,5 +64,14 @@ static inline int loom_comm_world_rank(const struct loom_comm *c, int rank)
  * and releases them (MPI_Finalize). */
 int loom_comm_rank_init(void) LOOM_MUST_CHECK;
 void loom_comm_rank_fini(void);
+
+/* Called on a shared part just before it is freed (its last member freed the
+ * communicator); the collective layer sets it to release sh->coll. */
+extern void (*loom_comm_shared_fini_hook)(struct loom_comm_shared *sh);
+
+/* The error handler of the communicator behind h for raising an error on
+ * it: MPI_COMM_WORLD's when h is not a valid communicator of the caller,
+ * MPI_ERRORS_ARE_FATAL outside MPI_Init..MPI_Finalize. */
+MPI_Errhandler loom_comm_errhandler_for(MPI_Comm h);
 
 #endif

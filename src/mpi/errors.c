@@ -1,18 +1,24 @@
 /*
- * Error classes, strings and the predefined error handlers.
+ * Error classes, codes and strings; error handlers (predefined and user).
  *
  * Every bad argument is raised through the communicator's error handler with
  * a message that says what was wrong. MPI_ERRORS_ARE_FATAL (the default) and
  * MPI_ERRORS_ABORT print the message naming the rank and the function and end
  * the job with the error class as exit status; MPI_ERRORS_RETURN hands the
  * code back. Errors not tied to a valid communicator go to MPI_COMM_WORLD's
- * handler (MPI-3.1, 8.3).
+ * handler (MPI-3.1, 8.3). A user handler is called with the communicator and
+ * the error class, and the class is handed back when it returns.
+ *
+ * User error classes and codes (MPI_Add_error_class...) are per rank, from
+ * LOOM_FIRST_USER_CODE up (src/comm/errhandler.c).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "comm/comm_impl.h"
 #include "mpi/mpi_impl.h"
 #include "util/log.h"
 
@@ -58,19 +64,18 @@ const char *loom_mpi_class_name(int errclass)
     return "unknown error class";
 }
 
-static MPI_Errhandler handler_of(MPI_Comm comm)
-{
-    struct loom_mpi_rank *m = loom_mpi_self();
-    if (!m)
-        return MPI_ERRORS_ARE_FATAL;
-    return comm == MPI_COMM_SELF ? m->eh_self : m->eh_world;
-}
-
 int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, ...)
 {
-    MPI_Errhandler eh = handler_of(comm);
+    MPI_Errhandler eh = loom_comm_errhandler_for(comm);
     if (eh == MPI_ERRORS_RETURN)
         return errclass;
+    struct loom_errhandler *e = loom_errhandler_lookup(eh);
+    if (e) {
+        MPI_Comm h = loom_comm_lookup(comm) ? comm : MPI_COMM_WORLD;
+        int code = errclass;
+        e->fn(&h, &code);
+        return errclass;
+    }
     char what[512];
     va_list ap;
     va_start(ap, fmt);
@@ -92,14 +97,24 @@ int loom_mpi_check_init(const char *fn)
     return MPI_SUCCESS;
 }
 
+/* The class of a valid code, or -1. */
+static int class_of(int code)
+{
+    if (code >= 0 && (size_t)code < LOOM_ARRAY_SIZE(class_names))
+        return code;
+    struct loom_user_code *u = loom_user_code(code);
+    return u ? u->errclass : -1;
+}
+
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
     if (!errorclass)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
-    if (errorcode < 0 || (size_t)errorcode >= LOOM_ARRAY_SIZE(class_names))
+    int c = class_of(errorcode);
+    if (c < 0)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class",
                             "%d is not a valid error code", errorcode);
-    *errorclass = errorcode;
+    *errorclass = c;
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Error_class);
@@ -109,36 +124,124 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     if (!string || !resultlen)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string",
                             "string or resultlen is NULL");
-    if (errorcode < 0 || (size_t)errorcode >= LOOM_ARRAY_SIZE(class_names))
+    int n;
+    struct loom_user_code *u = loom_user_code(errorcode);
+    if (u) {
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", u->string ? u->string : "");
+    } else if (errorcode >= 0 && (size_t)errorcode < LOOM_ARRAY_SIZE(class_names)) {
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", class_names[errorcode],
+                     class_texts[errorcode]);
+    } else {
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string",
                             "%d is not a valid error code", errorcode);
-    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", class_names[errorcode],
-                     class_texts[errorcode]);
+    }
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Error_string);
 
-static bool predefined_handler(MPI_Errhandler eh)
+int PMPI_Add_error_class(int *errorclass)
 {
-    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT;
+    int rc = loom_mpi_check_init("MPI_Add_error_class");
+    if (rc)
+        return rc;
+    if (!errorclass)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_class",
+                            "errorclass is NULL");
+    int c = loom_user_code_add(-1);
+    if (c < 0)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_class",
+                            "out of memory");
+    *errorclass = c;
+    return MPI_SUCCESS;
 }
+LOOM_MPI_ALIAS(Add_error_class);
+
+int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+    int rc = loom_mpi_check_init("MPI_Add_error_code");
+    if (rc)
+        return rc;
+    if (!errorcode)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
+                            "errorcode is NULL");
+    int c = class_of(errorclass);
+    if (c < 0 || c != errorclass)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
+                            "%d is not an error class", errorclass);
+    int code = loom_user_code_add(errorclass);
+    if (code < 0)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_code",
+                            "out of memory");
+    *errorcode = code;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Add_error_code);
+
+int PMPI_Add_error_string(int errorcode, const char *string)
+{
+    int rc = loom_mpi_check_init("MPI_Add_error_string");
+    if (rc)
+        return rc;
+    if (!string)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
+                            "string is NULL");
+    struct loom_user_code *u = loom_user_code(errorcode);
+    if (!u)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
+                            "%d is not a user-defined error code or class", errorcode);
+    if (strlen(string) >= MPI_MAX_ERROR_STRING)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
+                            "the string is %zu characters long (at most %d)", strlen(string),
+                            MPI_MAX_ERROR_STRING - 1);
+    char *s = strdup(string);
+    if (!s)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_string",
+                            "out of memory");
+    free(u->string);
+    u->string = s;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Add_error_string);
+
+/* True when eh is a handler the caller may install. */
+static bool handler_valid(MPI_Errhandler eh)
+{
+    return loom_errhandler_is_predefined(eh) || loom_errhandler_lookup(eh) != NULL;
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    int rc = loom_mpi_check_init("MPI_Comm_create_errhandler");
+    if (rc)
+        return rc;
+    if (!fn || !errhandler)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_create_errhandler",
+                            "%s is NULL", !fn ? "the function" : "errhandler");
+    if (loom_errhandler_create(fn, errhandler) != LOOM_OK)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler",
+                            "out of memory");
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Comm_create_errhandler);
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     int rc = loom_mpi_check_init("MPI_Comm_set_errhandler");
     if (rc)
         return rc;
-    if (!loom_mpi_comm_valid(comm))
+    struct loom_comm *c = loom_comm_lookup(comm);
+    if (!c)
         return loom_mpi_bad_comm(comm, "MPI_Comm_set_errhandler");
-    if (!predefined_handler(errhandler))
+    if (errhandler == MPI_ERRHANDLER_NULL)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                            "the error handler is MPI_ERRHANDLER_NULL");
+    if (!handler_valid(errhandler))
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
                             "invalid error handler 0x%x", (unsigned)errhandler);
-    struct loom_mpi_rank *m = loom_mpi_self();
-    if (comm == MPI_COMM_SELF)
-        m->eh_self = errhandler;
-    else
-        m->eh_world = errhandler;
+    loom_errhandler_ref(errhandler);
+    loom_errhandler_unref(c->errhandler);
+    c->errhandler = errhandler;
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Comm_set_errhandler);
@@ -148,20 +251,50 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     int rc = loom_mpi_check_init("MPI_Comm_get_errhandler");
     if (rc)
         return rc;
-    if (!loom_mpi_comm_valid(comm))
+    struct loom_comm *c = loom_comm_lookup(comm);
+    if (!c)
         return loom_mpi_bad_comm(comm, "MPI_Comm_get_errhandler");
     if (!errhandler)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
-    *errhandler = handler_of(comm);
+    /* The caller gets a new reference, to be freed with MPI_Errhandler_free. */
+    loom_errhandler_ref(c->errhandler);
+    *errhandler = c->errhandler;
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Comm_get_errhandler);
 
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    int rc = loom_mpi_check_init("MPI_Comm_call_errhandler");
+    if (rc)
+        return rc;
+    struct loom_comm *c = loom_comm_lookup(comm);
+    if (!c)
+        return loom_mpi_bad_comm(comm, "MPI_Comm_call_errhandler");
+    if (c->errhandler == MPI_ERRORS_RETURN)
+        return MPI_SUCCESS;
+    struct loom_errhandler *e = loom_errhandler_lookup(c->errhandler);
+    if (e) {
+        MPI_Comm h = comm;
+        int code = errorcode;
+        e->fn(&h, &code);
+        return MPI_SUCCESS;
+    }
+    int cls = class_of(errorcode);
+    return loom_mpi_err(comm, cls < 0 ? MPI_ERR_UNKNOWN : cls, "MPI_Comm_call_errhandler",
+                        "called with error code %d", errorcode);
+}
+LOOM_MPI_ALIAS(Comm_call_errhandler);
+
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
-    if (!errhandler || !predefined_handler(*errhandler))
+    if (!errhandler)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free",
-                            "invalid error handler");
+                            "errhandler is NULL");
+    if (!handler_valid(*errhandler))
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free",
+                            "invalid error handler 0x%x", (unsigned)*errhandler);
+    loom_errhandler_unref(*errhandler);
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm/comm.h"
 #include "mpi/mpi_impl.h"
 #include "util/log.h"
 
@@ -46,11 +47,15 @@ static int init_common(const char *fn, int required, int *provided)
     struct loom_mpi_rank *m = calloc(1, sizeof *m);
     if (!m)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
-    m->eh_world = m->eh_self = MPI_ERRORS_ARE_FATAL;
     m->thread_level = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
     if (m->thread_level < MPI_THREAD_SINGLE)
         m->thread_level = MPI_THREAD_SINGLE;
     r->mpi = m;
+    if (loom_comm_rank_init() != LOOM_OK) {
+        r->mpi = NULL;
+        free(m);
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     r->mpi_state = LOOM_MPI_INITIALIZED;
     if (provided)
         *provided = m->thread_level;
@@ -82,6 +87,7 @@ int PMPI_Finalize(void)
     struct loom_rank *r = loom_rank_self();
     /* Every rank's buffers stay valid until all have finalized. */
     loom_mpi_barrier_world(r->rank);
+    loom_comm_rank_fini();
     r->mpi_state = LOOM_MPI_FINALIZED;
     fflush(stdout);
     return MPI_SUCCESS;

@@ -20,7 +20,6 @@
     extern __typeof__(LPMPI_##name) LMPI_##name __attribute__((weak, alias("LPMPI_" #name)))
 
 struct loom_mpi_rank {
-    MPI_Errhandler eh_world, eh_self;
     int thread_level;
 };
 

@@ -1,0 +1,206 @@
+/*
+ * The comm layer's interface to the MPI entry points (src/mpi/comm.c,
+ * group.c, attr.c, info.c, errors.c): objects behind communicator, group,
+ * keyval, info and error handler handles, and the collective agreement that
+ * creates communicators. Arguments are checked by the caller (the MPI layer
+ * raises the error classes); functions here return LOOM_OK or a loom_status.
+ *
+ * Other layers use comm.h only.
+ */
+#ifndef LOOM_COMM_IMPL_H
+#define LOOM_COMM_IMPL_H
+
+#include "comm/comm.h"
+
+struct loom_info;
+struct loom_attr;
+
+/* ---- per-rank state (comm.c) ---- */
+
+struct loom_user_code {
+    int errclass;           /* the class of this code (itself for a class) */
+    char *string;           /* MPI_Add_error_string, or NULL */
+};
+
+struct loom_comm_rank {
+    struct loom_comm *world, *self;
+    struct loom_comm *all;  /* every communicator of the rank (list by priv) */
+    /* predefined attribute values (MPI_Comm_get_attr returns pointers) */
+    int tag_ub, host, io, wtime_is_global, universe_size, appnum, lastusedcode;
+    int ncodes, capcodes;   /* user error classes and codes: LOOM_FIRST_USER_CODE + i */
+    struct loom_user_code *codes;
+};
+
+#define LOOM_FIRST_USER_CODE (MPI_T_ERR_MEMORY + 1)
+
+/* The calling rank's comm state, or NULL outside MPI_Init..MPI_Finalize. */
+struct loom_comm_rank *loom_comm_rank_self(void);
+
+/* The per-rank, comm-private part of a communicator (loom_comm.priv). */
+struct loom_comm_priv {
+    struct loom_comm *prev, *next;   /* in loom_comm_rank.all */
+    unsigned seq;                    /* collective creation calls made on it */
+    char name[MPI_MAX_OBJECT_NAME];
+    struct loom_attr *attrs;         /* newest first */
+    struct loom_info *info;          /* hints set on it, or NULL */
+};
+
+static inline struct loom_comm_priv *loom_comm_priv(const struct loom_comm *c)
+{
+    return (struct loom_comm_priv *)c->priv;
+}
+
+/* A new context id pair (job-wide, never reused). */
+uint32_t loom_comm_new_context_id(void);
+
+/* A shared part for size members with a new context id; world_of is
+ * uninitialized; refs = size. NULL when out of memory. */
+struct loom_comm_shared *loom_comm_shared_new(int size);
+/* Drops one member's reference; the last frees the shared part. */
+void loom_comm_shared_release(struct loom_comm_shared *sh);
+
+/* The calling rank's communicator object on sh as rank `rank`, with error
+ * handler eh (a reference is taken) and a new table handle. Takes over the
+ * caller's reference to sh. */
+int loom_comm_new(struct loom_comm_shared *sh, int rank, MPI_Errhandler eh,
+                  struct loom_comm **c_p) LOOM_MUST_CHECK;
+/* Frees the calling rank's communicator c (not WORLD/SELF unless finalizing):
+ * runs the attribute delete callbacks (when run_callbacks), drops its
+ * references. Returns the first callback error (MPI code) or MPI_SUCCESS;
+ * when a callback fails the communicator is not freed. */
+int loom_comm_free(struct loom_comm *c, bool run_callbacks);
+
+/* ---- creation by collective agreement (create.c) ---- */
+
+/* Every function returns LOOM_OK with *newc_p set (NULL where the caller gets
+ * MPI_COMM_NULL), or LOOM_ERR_NOMEM. The new communicator inherits the
+ * parent's error handler; attributes are not copied here. */
+int loom_comm_dup(struct loom_comm *parent, struct loom_comm **newc_p) LOOM_MUST_CHECK;
+int loom_comm_split(struct loom_comm *parent, int color, int key,
+                    struct loom_comm **newc_p) LOOM_MUST_CHECK;
+/* Collective over parent; g must be a subgroup of parent's members. */
+int loom_comm_create(struct loom_comm *parent, const struct loom_group *g,
+                     struct loom_comm **newc_p) LOOM_MUST_CHECK;
+/* Collective over g's members only (g a subgroup of parent), keyed by tag. */
+int loom_comm_create_group(struct loom_comm *parent, const struct loom_group *g, int tag,
+                           struct loom_comm **newc_p) LOOM_MUST_CHECK;
+
+/* ---- rendezvous: agreement among the members of a call (rendezvous.c) ---- */
+
+struct loom_rdv_in {
+    int color, key, rank, world;
+};
+struct loom_rdv_out {
+    struct loom_comm_shared *sh;    /* NULL: MPI_COMM_NULL */
+    int rank;
+};
+/* Runs on the last member to arrive with every member's contribution; fills
+ * out[0..n-1]; returns LOOM_OK or an error every member gets. */
+typedef int (*loom_rdv_compute_fn)(int n, const struct loom_rdv_in *in,
+                                   struct loom_rdv_out *out, const void *arg);
+
+struct loom_rdv_key {
+    uint32_t context_id;    /* the parent's */
+    int kind;               /* LOOM_RDV_WHOLE or LOOM_RDV_GROUP */
+    int seq_or_tag;         /* WHOLE: the parent's creation sequence; GROUP: tag */
+    int n;                  /* members taking part */
+    const int *members;     /* GROUP: their world ranks, in group order */
+};
+enum { LOOM_RDV_WHOLE = 1, LOOM_RDV_GROUP = 2 };
+
+/* Meets the other n - 1 members of the call identified by key; `me` is the
+ * caller's index in [0, n). Parks until all arrived. */
+int loom_rdv_run(const struct loom_rdv_key *key, int me, const struct loom_rdv_in *in,
+                 loom_rdv_compute_fn compute, const void *arg,
+                 struct loom_rdv_out *out_p) LOOM_MUST_CHECK;
+
+/* ---- groups (group.c) ---- */
+
+/* The group behind h for the calling rank (MPI_GROUP_EMPTY included), or
+ * NULL. */
+struct loom_group *loom_group_lookup(MPI_Group h);
+/* A new group of size members (world[] uninitialized) with a handle owned
+ * by the caller; size 0 gives MPI_GROUP_EMPTY's object. */
+struct loom_group *loom_group_new(int size);
+void loom_group_release(struct loom_group *g);
+/* Rank of world rank w in g, or MPI_UNDEFINED. */
+int loom_group_rank_of(const struct loom_group *g, int w);
+/* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL for two member lists. */
+int loom_members_compare(int n1, const int *w1, int n2, const int *w2);
+
+/* ---- attributes and keyvals (attr.c) ---- */
+
+struct loom_keyval {
+    int handle;
+    int owner;
+    int refs;               /* the handle (until freed) + one per attribute */
+    MPI_Comm_copy_attr_function *copy_fn;
+    MPI_Comm_delete_attr_function *delete_fn;
+    void *extra_state;
+};
+
+struct loom_keyval *loom_keyval_lookup(int keyval);
+int loom_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
+                       MPI_Comm_delete_attr_function *delete_fn, void *extra_state,
+                       int *keyval_p) LOOM_MUST_CHECK;
+void loom_keyval_free(struct loom_keyval *kv);
+/* True when keyval is one of the predefined attribute keys. */
+bool loom_keyval_is_predefined(int keyval);
+
+/* Attribute operations; return an MPI code (a callback's or MPI_ERR_NO_MEM). */
+int loom_attr_set(struct loom_comm *c, struct loom_keyval *kv, void *val);
+/* *found = false when not set. */
+int loom_attr_get(struct loom_comm *c, int keyval, void **val_p, bool *found);
+int loom_attr_delete(struct loom_comm *c, struct loom_keyval *kv, bool *found);
+/* Copies oldc's attributes to newc through the copy callbacks. */
+int loom_attr_copy_all(struct loom_comm *oldc, struct loom_comm *newc);
+/* Deletes every attribute of c; returns the first callback error, leaving
+ * the attributes after it in place, unless force. */
+int loom_attr_delete_all(struct loom_comm *c, bool run_callbacks);
+
+/* ---- info objects (info.c) ---- */
+
+struct loom_info {
+    int handle;
+    int owner;              /* -1: MPI_INFO_ENV */
+    int n, cap;
+    char **keys, **vals;
+};
+
+/* The info behind h for the caller (MPI_INFO_ENV included), or NULL. */
+struct loom_info *loom_info_lookup(MPI_Info h);
+/* A new empty info with a handle owned by the caller; NULL: out of memory. */
+struct loom_info *loom_info_new(void);
+/* A copy of src with a new handle; NULL: out of memory. */
+struct loom_info *loom_info_dup(const struct loom_info *src);
+void loom_info_free(struct loom_info *info);
+/* Index of key in info, or -1. */
+int loom_info_find(const struct loom_info *info, const char *key);
+int loom_info_set(struct loom_info *info, const char *key, const char *val) LOOM_MUST_CHECK;
+void loom_info_delete_at(struct loom_info *info, int i);
+
+/* ---- error handlers and user error codes (errhandler.c) ---- */
+
+struct loom_errhandler {
+    int handle;
+    _Atomic int refs;       /* the user's handle + every communicator using it */
+    MPI_Comm_errhandler_function *fn;
+};
+
+/* True for the three predefined handlers. */
+bool loom_errhandler_is_predefined(MPI_Errhandler eh);
+/* The user handler behind eh, or NULL (predefined, null or invalid). */
+struct loom_errhandler *loom_errhandler_lookup(MPI_Errhandler eh);
+int loom_errhandler_create(MPI_Comm_errhandler_function *fn,
+                           MPI_Errhandler *eh_p) LOOM_MUST_CHECK;
+/* Takes and drops references (no-ops for predefined handlers). */
+void loom_errhandler_ref(MPI_Errhandler eh);
+void loom_errhandler_unref(MPI_Errhandler eh);
+
+/* The calling rank's user code entry for code, or NULL. */
+struct loom_user_code *loom_user_code(int code);
+/* Adds a class (errclass < 0) or a code of errclass; returns the new code or
+ * a negative loom_status. */
+int loom_user_code_add(int errclass);
+
+#endif

@@ -1,0 +1,157 @@
+/*
+ * Collective agreement through shared memory: the members of a
+ * communicator-creating call meet in a job-wide table keyed by (parent's
+ * context id, WHOLE + the parent's creation sequence number | GROUP + tag +
+ * the member list). The first to arrive creates the entry; each member
+ * deposits its contribution; the last to arrive computes every member's
+ * result, marks the entry done and wakes the others, each through its own
+ * waiter slot; the last to leave frees the entry. Only entries still waiting
+ * for members match, so back-to-back calls with the same key never mix.
+ * Cost: one lock per member, O(n) work (O(n log n) for split) on the last.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm_impl.h"
+#include "runtime/ult.h"
+
+struct slot {
+    loom_waiter_slot waiter;
+} LOOM_ALIGNED_CL;
+
+struct rdv {
+    struct rdv *next;
+    uint32_t context_id;
+    int kind, seq_or_tag, n;
+    int *members;           /* GROUP: copy of the key's member list */
+    int arrived, left;      /* under the bucket lock */
+    _Atomic int done;
+    int rc;
+    struct loom_rdv_in *in;
+    struct loom_rdv_out *out;
+    struct slot *slots;
+};
+
+#define NBUCKETS 64
+static struct bucket {
+    pthread_mutex_t lock;
+    struct rdv *head;
+} buckets[NBUCKETS];
+static pthread_once_t buckets_once = PTHREAD_ONCE_INIT;
+
+static void buckets_init(void)
+{
+    for (int i = 0; i < NBUCKETS; i++)
+        pthread_mutex_init(&buckets[i].lock, NULL);
+}
+
+static bool key_matches(const struct rdv *e, const struct loom_rdv_key *k)
+{
+    if (e->context_id != k->context_id || e->kind != k->kind || e->seq_or_tag != k->seq_or_tag ||
+        e->n != k->n || e->arrived == e->n)
+        return false;
+    return k->kind != LOOM_RDV_GROUP ||
+           memcmp(e->members, k->members, (size_t)k->n * sizeof *k->members) == 0;
+}
+
+static void rdv_free(struct rdv *e)
+{
+    free(e->members);
+    free(e->in);
+    free(e->out);
+    free(e->slots);
+    free(e);
+}
+
+static struct rdv *rdv_new(const struct loom_rdv_key *k)
+{
+    struct rdv *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->context_id = k->context_id;
+    e->kind = k->kind;
+    e->seq_or_tag = k->seq_or_tag;
+    e->n = k->n;
+    e->in = calloc((size_t)k->n, sizeof *e->in);
+    e->out = calloc((size_t)k->n, sizeof *e->out);
+    e->slots = aligned_alloc(LOOM_CACHE_LINE, (size_t)k->n * sizeof *e->slots);
+    if (k->kind == LOOM_RDV_GROUP) {
+        e->members = malloc((size_t)k->n * sizeof *e->members);
+        if (e->members)
+            memcpy(e->members, k->members, (size_t)k->n * sizeof *e->members);
+    }
+    if (!e->in || !e->out || !e->slots || (k->kind == LOOM_RDV_GROUP && !e->members)) {
+        rdv_free(e);
+        return NULL;
+    }
+    memset(e->slots, 0, (size_t)k->n * sizeof *e->slots);
+    return e;
+}
+
+static bool rdv_done(const void *arg)
+{
+    const struct rdv *e = arg;
+    return atomic_load_explicit(&e->done, memory_order_acquire) != 0;
+}
+
+/* Counts the caller out; the last to leave unlinks and frees the entry. */
+static void rdv_leave(struct bucket *b, struct rdv *e)
+{
+    pthread_mutex_lock(&b->lock);
+    bool last = ++e->left == e->n;
+    if (last) {
+        struct rdv **pe = &b->head;
+        while (*pe != e)
+            pe = &(*pe)->next;
+        *pe = e->next;
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (last)
+        rdv_free(e);
+}
+
+int loom_rdv_run(const struct loom_rdv_key *key, int me, const struct loom_rdv_in *in,
+                 loom_rdv_compute_fn compute, const void *arg, struct loom_rdv_out *out_p)
+{
+    pthread_once(&buckets_once, buckets_init);
+    struct bucket *b = &buckets[(key->context_id / 2) % NBUCKETS];
+    pthread_mutex_lock(&b->lock);
+    struct rdv *e = b->head;
+    while (e && !key_matches(e, key))
+        e = e->next;
+    if (!e) {
+        e = rdv_new(key);
+        if (!e) {
+            /* Other members would wait forever: out of memory here is fatal
+             * for the call on every member, so report it and let the caller
+             * abort (MPI_ERR_NO_MEM under MPI_ERRORS_RETURN would hang). */
+            pthread_mutex_unlock(&b->lock);
+            return LOOM_ERR_NOMEM;
+        }
+        e->next = b->head;
+        b->head = e;
+    }
+    e->in[me] = *in;
+    bool last = ++e->arrived == e->n;
+    pthread_mutex_unlock(&b->lock);
+
+    if (last) {
+        e->rc = compute(e->n, e->in, e->out, arg);
+        /* seq_cst: results and rc are published before `done`, and `done`
+         * before we look at the waiter slots (Dekker with loom_ult_wait). */
+        atomic_store_explicit(&e->done, 1, memory_order_seq_cst);
+        for (int i = 0; i < e->n; i++)
+            if (i != me)
+                loom_ult_notify(&e->slots[i].waiter);
+    } else {
+        loom_ult_wait(rdv_done, e, &e->slots[me].waiter);
+    }
+    int rc = e->rc;
+    if (rc == LOOM_OK)
+        *out_p = e->out[me];
+    /* The notifier leaves only after its last notify, so the slots stay
+     * mapped while it touches them. */
+    rdv_leave(b, e);
+    return rc;
+}
