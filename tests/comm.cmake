@@ -1,0 +1,15 @@
+# Communicators, groups, attributes, info, error handlers (src/comm/).
+foreach(t comm_basic comm_concurrent comm_group comm_attr comm_info comm_errors)
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/${t}.c)
+    loom_mpi_program(${t} SOURCES ${t}.c)
+    foreach(n 1 2 7 64)
+      expect(${t}_${n} --out "${t}: ${n} ranks ok" -- ${RUN} -n ${n} ${MPIBIN}/${t})
+    endforeach()
+  endif()
+endforeach()
+if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/comm_concurrent.c)
+  expect(comm_concurrent_256_two_workers --out "comm_concurrent: 256 ranks ok"
+         -- ${RUN} --workers 2 -n 256 ${MPIBIN}/comm_concurrent 20)
+  expect(comm_basic_one_worker --out "comm_basic: 16 ranks ok"
+         -- ${RUN} --workers 1 -n 16 ${MPIBIN}/comm_basic)
+endif()
