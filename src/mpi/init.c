@@ -16,6 +16,7 @@
 
 #include "comm/comm.h"
 #include "mpi/mpi_impl.h"
+#include "pt2pt/p2p.h"
 #include "util/log.h"
 
 static pthread_once_t job_once = PTHREAD_ONCE_INIT;
@@ -25,6 +26,8 @@ static pthread_t singleton_thread;
 static void job_init(void)
 {
     job_rc = loom_mpi_barrier_init(loom_job.nranks);
+    if (job_rc == LOOM_OK)
+        job_rc = loom_p2p_job_init(loom_job.nranks);
 }
 
 static int init_common(const char *fn, int required, int *provided)

@@ -778,6 +778,9 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
         /* Seq_cst: ordered before done()'s load (Dekker with the notifier's
          * condition store and slot exchange). */
         atomic_store_explicit(slot, self, memory_order_seq_cst);
+        /* Full fence: done() may read its flag with a plain acquire load,
+         * which must not move above the slot store. */
+        atomic_thread_fence(memory_order_seq_cst);
         if (done(arg))
             break;
         loom_ult_park();

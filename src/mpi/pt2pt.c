@@ -1,0 +1,1019 @@
+/*
+ * Point-to-point entry points: argument checks with clear messages, then the
+ * engine in src/pt2pt (p2p.h). Blocking calls are a start plus a wait on a
+ * pooled request. Buffered sends copy into the attached buffer and send from
+ * there; persistent requests keep their arguments between starts.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "datatype/datatype.h"
+#include "mpi/mpi_impl.h"
+#include "pt2pt/p2p.h"
+#include "util/log.h"
+
+#define TAG_UB INT_MAX
+
+/* ---- argument checks --------------------------------------------------- */
+
+static int check_comm(const char *fn, MPI_Comm comm, struct loom_comm **c_p)
+{
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    struct loom_comm *c = loom_comm_lookup(comm);
+    if (!c)
+        return loom_mpi_bad_comm(comm, fn);
+    *c_p = c;
+    return MPI_SUCCESS;
+}
+
+static int check_buf(const char *fn, MPI_Comm comm, const void *buf, int count, MPI_Datatype type,
+                     struct loom_type **t_p)
+{
+    if (count < 0)
+        return loom_mpi_err(comm, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    struct loom_type *t = loom_type_get(type);
+    if (!t) {
+        if (type == MPI_DATATYPE_NULL)
+            return loom_mpi_err(comm, MPI_ERR_TYPE, fn, "the datatype is MPI_DATATYPE_NULL");
+        return loom_mpi_err(comm, MPI_ERR_TYPE, fn, "invalid or freed datatype handle 0x%x",
+                            (unsigned)type);
+    }
+    if (!t->committed)
+        return loom_mpi_err(comm, MPI_ERR_TYPE, fn, "the datatype is not committed");
+    if (!buf && count > 0 && t->size > 0 && t->true_lb == 0)
+        return loom_mpi_err(comm, MPI_ERR_BUFFER, fn,
+                            "buffer is NULL for %d elements of a datatype with relative displacements",
+                            count);
+    *t_p = t;
+    return MPI_SUCCESS;
+}
+
+static int check_dest(const char *fn, MPI_Comm comm, const struct loom_comm *c, int dest, int tag)
+{
+    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= c->sh->size))
+        return loom_mpi_err(comm, MPI_ERR_RANK, fn, "rank %d is not in a communicator of size %d",
+                            dest, c->sh->size);
+    if (tag < 0)
+        return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is negative", tag);
+    return MPI_SUCCESS;
+}
+
+static int check_source(const char *fn, MPI_Comm comm, const struct loom_comm *c, int src, int tag)
+{
+    if (src != MPI_PROC_NULL && src != MPI_ANY_SOURCE && (src < 0 || src >= c->sh->size))
+        return loom_mpi_err(comm, MPI_ERR_RANK, fn, "rank %d is not in a communicator of size %d",
+                            src, c->sh->size);
+    if (tag < 0 && tag != MPI_ANY_TAG)
+        return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is negative and not MPI_ANY_TAG", tag);
+    return MPI_SUCCESS;
+}
+
+static void empty_status(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->loom_cancelled = 0;
+    st->loom_count = 0;
+}
+
+static void proc_null_status(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = MPI_PROC_NULL;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->loom_cancelled = 0;
+    st->loom_count = 0;
+}
+
+static void fill_status(const loom_req *r, MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = r->status_source;
+    st->MPI_TAG = r->status_tag;
+    st->MPI_ERROR = r->status_error;
+    st->loom_cancelled = r->cancelled;
+    st->loom_count = (long long)r->status_bytes;
+}
+
+/* Raises a completed request's error (truncation) on its communicator. */
+static int raise_req_error(const char *fn, const loom_req *r)
+{
+    if (r->status_error == MPI_ERR_TRUNCATE)
+        return loom_mpi_err(r->comm->handle, MPI_ERR_TRUNCATE, fn,
+                            "message of %zu bytes from rank %d (tag %d) truncated to the receive "
+                            "buffer's %zu bytes",
+                            r->count, r->status_source, r->status_tag, r->bytes);
+    return loom_mpi_err(r->comm->handle, r->status_error, fn, "the request failed");
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+static loom_req *new_req(const char *fn, MPI_Comm comm, struct loom_comm *c, void *buf, int count,
+                         struct loom_type *t, int peer, int tag, enum loom_req_kind kind,
+                         enum loom_send_mode mode)
+{
+    loom_req *r = loom_req_alloc();
+    if (!r)
+        return NULL;
+    r->kind = (uint8_t)kind;
+    r->mode = (uint8_t)mode;
+    r->buf = buf;
+    r->count = (size_t)count;
+    r->type = t;
+    loom_type_retain(t);
+    r->bytes = (size_t)count * t->size;
+    r->peer = peer;
+    r->tag = tag;
+    r->ctx = c->sh->context_id;
+    r->comm = c;
+    return r;
+}
+
+/* Starts (or restarts) a request; PROC_NULL completes at once. */
+static int bsend_start(loom_req *r);
+
+static int start(loom_req *r)
+{
+    r->active = true;
+    r->cancelled = false;
+    r->status_error = MPI_SUCCESS;
+    r->status_bytes = 0;
+    atomic_store_explicit(&r->done, 0, memory_order_relaxed);
+    if (r->peer == MPI_PROC_NULL) {
+        r->status_source = MPI_PROC_NULL;
+        r->status_tag = MPI_ANY_TAG;
+        atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+        return MPI_SUCCESS;
+    }
+    if (r->kind == LOOM_REQ_RECV) {
+        loom_p2p_start_recv(r);
+        return MPI_SUCCESS;
+    }
+    if (r->mode == LOOM_MODE_BUFFERED)
+        return bsend_start(r);
+    loom_p2p_start_send(r, r->comm->rank);
+    return MPI_SUCCESS;
+}
+
+/* Finishes a done request: status out, then freed or made inactive. */
+static int finish(const char *fn, loom_req **rp, MPI_Status *st)
+{
+    loom_req *r = *rp;
+    fill_status(r, st);
+    int err = r->status_error;
+    if (r->persistent) {
+        r->active = false;
+    } else {
+        if (err) {
+            loom_req tmp = *r;
+            loom_req_free(r);
+            *rp = MPI_REQUEST_NULL;
+            return raise_req_error(fn, &tmp);
+        }
+        loom_req_free(r);
+        *rp = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
+    }
+    return err ? raise_req_error(fn, r) : MPI_SUCCESS;
+}
+
+static int check_req(const char *fn, MPI_Request r)
+{
+    if (r->magic != LOOM_REQ_MAGIC)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "invalid or freed request");
+    if (r->owner != loom_rank_self()->rank)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "the request belongs to rank %d",
+                            r->owner);
+    return MPI_SUCCESS;
+}
+
+/* A request that is null, or persistent and inactive, counts as complete
+ * with an empty status. */
+static bool is_inactive(MPI_Request r)
+{
+    return r == MPI_REQUEST_NULL || (r->persistent && !r->active);
+}
+
+/* ---- blocking and nonblocking sends and receives -------------------- */
+
+static int post_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
+                     int tag, MPI_Comm comm, enum loom_send_mode mode, bool persistent,
+                     MPI_Request *req_p)
+{
+    struct loom_comm *c = NULL;
+    struct loom_type *t = NULL;
+    int rc = check_comm(fn, comm, &c);
+    if (rc || (rc = check_buf(fn, comm, buf, count, type, &t)) ||
+        (rc = check_dest(fn, comm, c, dest, tag)))
+        return rc;
+    if (!req_p)
+        return loom_mpi_err(comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (tag > TAG_UB)
+        return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is above MPI_TAG_UB", tag);
+    loom_req *r = new_req(fn, comm, c, (void *)buf, count, t, dest, tag, LOOM_REQ_SEND, mode);
+    if (!r)
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for requests");
+    r->persistent = persistent;
+    *req_p = r;
+    if (persistent)
+        return MPI_SUCCESS;
+    rc = start(r);
+    if (rc) {
+        loom_req_free(r);
+        *req_p = MPI_REQUEST_NULL;
+    }
+    return rc;
+}
+
+static int post_recv(const char *fn, void *buf, int count, MPI_Datatype type, int src, int tag,
+                     MPI_Comm comm, bool persistent, MPI_Request *req_p)
+{
+    struct loom_comm *c = NULL;
+    struct loom_type *t = NULL;
+    int rc = check_comm(fn, comm, &c);
+    if (rc || (rc = check_buf(fn, comm, buf, count, type, &t)) ||
+        (rc = check_source(fn, comm, c, src, tag)))
+        return rc;
+    if (!req_p)
+        return loom_mpi_err(comm, MPI_ERR_ARG, fn, "request is NULL");
+    loom_req *r = new_req(fn, comm, c, buf, count, t, src, tag, LOOM_REQ_RECV, LOOM_MODE_STANDARD);
+    if (!r)
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for requests");
+    r->persistent = persistent;
+    *req_p = r;
+    if (!persistent)
+        start(r);
+    return MPI_SUCCESS;
+}
+
+static int blocking_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
+                         int tag, MPI_Comm comm, enum loom_send_mode mode)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = post_send(fn, buf, count, type, dest, tag, comm, mode, false, &r);
+    if (rc)
+        return rc;
+    loom_req_wait(r);
+    return finish(fn, &r, MPI_STATUS_IGNORE);
+}
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    return blocking_send("MPI_Send", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD);
+}
+LOOM_MPI_ALIAS(Send);
+
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    return blocking_send("MPI_Ssend", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC);
+}
+LOOM_MPI_ALIAS(Ssend);
+
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    return blocking_send("MPI_Rsend", buf, count, type, dest, tag, comm, LOOM_MODE_READY);
+}
+LOOM_MPI_ALIAS(Rsend);
+
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    return blocking_send("MPI_Bsend", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED);
+}
+LOOM_MPI_ALIAS(Bsend);
+
+int PMPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request *req)
+{
+    return post_send("MPI_Isend", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, false, req);
+}
+LOOM_MPI_ALIAS(Isend);
+
+int PMPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                MPI_Request *req)
+{
+    return post_send("MPI_Issend", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC, false, req);
+}
+LOOM_MPI_ALIAS(Issend);
+
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                MPI_Request *req)
+{
+    return post_send("MPI_Irsend", buf, count, type, dest, tag, comm, LOOM_MODE_READY, false, req);
+}
+LOOM_MPI_ALIAS(Irsend);
+
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                MPI_Request *req)
+{
+    return post_send("MPI_Ibsend", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED, false, req);
+}
+LOOM_MPI_ALIAS(Ibsend);
+
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *req)
+{
+    return post_send("MPI_Send_init", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, true, req);
+}
+LOOM_MPI_ALIAS(Send_init);
+
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *req)
+{
+    return post_send("MPI_Ssend_init", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC, true, req);
+}
+LOOM_MPI_ALIAS(Ssend_init);
+
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *req)
+{
+    return post_send("MPI_Rsend_init", buf, count, type, dest, tag, comm, LOOM_MODE_READY, true, req);
+}
+LOOM_MPI_ALIAS(Rsend_init);
+
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *req)
+{
+    return post_send("MPI_Bsend_init", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED, true, req);
+}
+LOOM_MPI_ALIAS(Bsend_init);
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = post_recv("MPI_Recv", buf, count, type, src, tag, comm, false, &r);
+    if (rc)
+        return rc;
+    loom_req_wait(r);
+    return finish("MPI_Recv", &r, status);
+}
+LOOM_MPI_ALIAS(Recv);
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+               MPI_Request *req)
+{
+    return post_recv("MPI_Irecv", buf, count, type, src, tag, comm, false, req);
+}
+LOOM_MPI_ALIAS(Irecv);
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                   MPI_Request *req)
+{
+    return post_recv("MPI_Recv_init", buf, count, type, src, tag, comm, true, req);
+}
+LOOM_MPI_ALIAS(Recv_init);
+
+int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                  int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
+                  MPI_Status *status)
+{
+    MPI_Request rr = MPI_REQUEST_NULL, sr = MPI_REQUEST_NULL;
+    int rc = post_recv("MPI_Sendrecv", rbuf, rcount, rtype, src, rtag, comm, false, &rr);
+    if (rc)
+        return rc;
+    rc = post_send("MPI_Sendrecv", sbuf, scount, stype, dest, stag, comm, LOOM_MODE_STANDARD, false, &sr);
+    if (rc) {
+        loom_p2p_cancel(rr);
+        loom_req_free(rr);
+        return rc;
+    }
+    loom_req_wait(sr);
+    loom_req_wait(rr);
+    rc = finish("MPI_Sendrecv", &sr, MPI_STATUS_IGNORE);
+    int rc2 = finish("MPI_Sendrecv", &rr, status);
+    return rc ? rc : rc2;
+}
+LOOM_MPI_ALIAS(Sendrecv);
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int src,
+                          int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    struct loom_comm *c = NULL;
+    struct loom_type *t = NULL;
+    int rc = check_comm("MPI_Sendrecv_replace", comm, &c);
+    if (rc || (rc = check_buf("MPI_Sendrecv_replace", comm, buf, count, type, &t)))
+        return rc;
+    /* Send from a packed copy so the receive can land in place. */
+    size_t bytes = (size_t)count * t->size;
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "out of memory");
+    if (bytes)
+        loom_type_pack(tmp, buf, t, 0, bytes);
+    rc = PMPI_Sendrecv(tmp, (int)bytes, MPI_BYTE, dest, stag, buf, count, type, src, rtag, comm,
+                       status);
+    free(tmp);
+    return rc;
+}
+LOOM_MPI_ALIAS(Sendrecv_replace);
+
+/* ---- completion ----------------------------------------------------------- */
+
+int PMPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+    int rc = loom_mpi_check_init("MPI_Wait");
+    if (rc)
+        return rc;
+    if (!req)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Wait", "request is NULL");
+    if (is_inactive(*req)) {
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if ((rc = check_req("MPI_Wait", *req)))
+        return rc;
+    loom_req_wait(*req);
+    return finish("MPI_Wait", req, status);
+}
+LOOM_MPI_ALIAS(Wait);
+
+int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+    int rc = loom_mpi_check_init("MPI_Test");
+    if (rc)
+        return rc;
+    if (!req || !flag)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test", "request or flag is NULL");
+    if (is_inactive(*req)) {
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if ((rc = check_req("MPI_Test", *req)))
+        return rc;
+    *flag = loom_req_done(*req);
+    if (!*flag) {
+        loom_ult_yield();
+        return MPI_SUCCESS;
+    }
+    return finish("MPI_Test", req, status);
+}
+LOOM_MPI_ALIAS(Test);
+
+static int check_array(const char *fn, int count, MPI_Request reqs[])
+{
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (count < 0)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    if (count > 0 && !reqs)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "the request array is NULL");
+    for (int i = 0; i < count; i++)
+        if (!is_inactive(reqs[i]) && (rc = check_req(fn, reqs[i])))
+            return rc;
+    return MPI_SUCCESS;
+}
+
+/* Finishes reqs[i] into statuses[i] for the array calls: errors are reported
+ * in the status and the call returns MPI_ERR_IN_STATUS. */
+static int finish_in_array(MPI_Request *rp, MPI_Status *st, bool *failed)
+{
+    loom_req *r = *rp;
+    fill_status(r, st);
+    int err = r->status_error;
+    if (r->persistent) {
+        r->active = false;
+    } else {
+        loom_req_free(r);
+        *rp = MPI_REQUEST_NULL;
+    }
+    if (err)
+        *failed = true;
+    return err;
+}
+
+static MPI_Status *status_at(MPI_Status *statuses, int i)
+{
+    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    int rc = check_array("MPI_Waitall", count, reqs);
+    if (rc)
+        return rc;
+    bool failed = false;
+    for (int i = 0; i < count; i++) {
+        if (is_inactive(reqs[i])) {
+            empty_status(status_at(statuses, i));
+            continue;
+        }
+        loom_req_wait(reqs[i]);
+        finish_in_array(&reqs[i], status_at(statuses, i), &failed);
+    }
+    if (failed)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, "MPI_Waitall",
+                            "a request failed; see the statuses");
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Waitall);
+
+int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    int rc = check_array("MPI_Testall", count, reqs);
+    if (rc)
+        return rc;
+    if (!flag)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
+    for (int i = 0; i < count; i++)
+        if (!is_inactive(reqs[i]) && !loom_req_done(reqs[i])) {
+            *flag = 0;
+            loom_ult_yield();
+            return MPI_SUCCESS;
+        }
+    *flag = 1;
+    bool failed = false;
+    for (int i = 0; i < count; i++) {
+        if (is_inactive(reqs[i]))
+            empty_status(status_at(statuses, i));
+        else
+            finish_in_array(&reqs[i], status_at(statuses, i), &failed);
+    }
+    if (failed)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, "MPI_Testall",
+                            "a request failed; see the statuses");
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Testall);
+
+/* Index of a done active request, -1 if none, MPI_UNDEFINED if none active. */
+static int find_done(int count, MPI_Request reqs[])
+{
+    int active = 0;
+    for (int i = 0; i < count; i++) {
+        if (is_inactive(reqs[i]))
+            continue;
+        active++;
+        if (loom_req_done(reqs[i]))
+            return i;
+    }
+    return active ? -1 : MPI_UNDEFINED;
+}
+
+int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    int rc = check_array("MPI_Waitany", count, reqs);
+    if (rc)
+        return rc;
+    if (!index)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitany", "index is NULL");
+    int i;
+    while ((i = find_done(count, reqs)) == -1) {
+        loom_req *set[count];
+        for (int k = 0; k < count; k++)
+            set[k] = is_inactive(reqs[k]) ? NULL : reqs[k];
+        loom_req_wait_any(set, count);
+    }
+    *index = i;
+    if (i == MPI_UNDEFINED) {
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    return finish("MPI_Waitany", &reqs[i], status);
+}
+LOOM_MPI_ALIAS(Waitany);
+
+int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    int rc = check_array("MPI_Testany", count, reqs);
+    if (rc)
+        return rc;
+    if (!index || !flag)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testany", "index or flag is NULL");
+    int i = find_done(count, reqs);
+    if (i == -1) {
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        loom_ult_yield();
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    *index = i;
+    if (i == MPI_UNDEFINED) {
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    return finish("MPI_Testany", &reqs[i], status);
+}
+LOOM_MPI_ALIAS(Testany);
+
+static int collect_done(const char *fn, int incount, MPI_Request reqs[], int *outcount,
+                        int indices[], MPI_Status statuses[])
+{
+    int n = 0, active = 0;
+    bool failed = false;
+    for (int i = 0; i < incount; i++) {
+        if (is_inactive(reqs[i]))
+            continue;
+        active++;
+        if (loom_req_done(reqs[i])) {
+            indices[n] = i;
+            finish_in_array(&reqs[i], status_at(statuses, n), &failed);
+            n++;
+        }
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    if (failed)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn, "a request failed; see the statuses");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                  MPI_Status statuses[])
+{
+    int rc = check_array("MPI_Waitsome", incount, reqs);
+    if (rc)
+        return rc;
+    if (!outcount || (incount > 0 && !indices))
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitsome", "outcount or indices is NULL");
+    while (find_done(incount, reqs) == -1) {
+        loom_req *set[incount];
+        for (int k = 0; k < incount; k++)
+            set[k] = is_inactive(reqs[k]) ? NULL : reqs[k];
+        loom_req_wait_any(set, incount);
+    }
+    return collect_done("MPI_Waitsome", incount, reqs, outcount, indices, statuses);
+}
+LOOM_MPI_ALIAS(Waitsome);
+
+int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                  MPI_Status statuses[])
+{
+    int rc = check_array("MPI_Testsome", incount, reqs);
+    if (rc)
+        return rc;
+    if (!outcount || (incount > 0 && !indices))
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testsome", "outcount or indices is NULL");
+    rc = collect_done("MPI_Testsome", incount, reqs, outcount, indices, statuses);
+    if (*outcount == 0)
+        loom_ult_yield();
+    return rc;
+}
+LOOM_MPI_ALIAS(Testsome);
+
+int PMPI_Request_free(MPI_Request *req)
+{
+    int rc = loom_mpi_check_init("MPI_Request_free");
+    if (rc)
+        return rc;
+    if (!req || *req == MPI_REQUEST_NULL)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
+                            "the request is MPI_REQUEST_NULL");
+    if ((rc = check_req("MPI_Request_free", *req)))
+        return rc;
+    loom_req_free(*req);
+    *req = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Request_free);
+
+int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+{
+    int rc = loom_mpi_check_init("MPI_Request_get_status");
+    if (rc)
+        return rc;
+    if (!flag)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
+    if (is_inactive(req)) {
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if ((rc = check_req("MPI_Request_get_status", req)))
+        return rc;
+    *flag = loom_req_done(req);
+    if (*flag)
+        fill_status(req, status);
+    else
+        loom_ult_yield();
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Request_get_status);
+
+int PMPI_Start(MPI_Request *req)
+{
+    int rc = loom_mpi_check_init("MPI_Start");
+    if (rc)
+        return rc;
+    if (!req || *req == MPI_REQUEST_NULL)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start", "the request is null");
+    if ((rc = check_req("MPI_Start", *req)))
+        return rc;
+    if (!(*req)->persistent)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start", "the request is not persistent");
+    if ((*req)->active)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start", "the request is already active");
+    return start(*req);
+}
+LOOM_MPI_ALIAS(Start);
+
+int PMPI_Startall(int count, MPI_Request reqs[])
+{
+    int rc = loom_mpi_check_init("MPI_Startall");
+    if (rc)
+        return rc;
+    if (count < 0 || (count > 0 && !reqs))
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Startall", "bad count or request array");
+    for (int i = 0; i < count; i++)
+        if ((rc = PMPI_Start(&reqs[i])))
+            return rc;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Startall);
+
+int PMPI_Cancel(MPI_Request *req)
+{
+    int rc = loom_mpi_check_init("MPI_Cancel");
+    if (rc)
+        return rc;
+    if (!req || *req == MPI_REQUEST_NULL)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "the request is null");
+    if ((rc = check_req("MPI_Cancel", *req)))
+        return rc;
+    if ((*req)->active || !(*req)->persistent)
+        loom_p2p_cancel(*req);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Cancel);
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (!status || status == MPI_STATUS_IGNORE || !flag)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled", "status or flag is NULL");
+    *flag = status->loom_cancelled;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Test_cancelled);
+
+/* ---- probe and matched receives -------------------------------------- */
+
+static int probe_common(const char *fn, int src, int tag, MPI_Comm comm, bool block, bool remove,
+                        int *flag, MPI_Message *msg, MPI_Status *status)
+{
+    struct loom_comm *c = NULL;
+    int rc = check_comm(fn, comm, &c);
+    if (rc || (rc = check_source(fn, comm, c, src, tag)))
+        return rc;
+    if (src == MPI_PROC_NULL) {
+        if (flag)
+            *flag = 1;
+        if (msg)
+            *msg = MPI_MESSAGE_NO_PROC;
+        proc_null_status(status);
+        return MPI_SUCCESS;
+    }
+    struct loom_probe seen;
+    int me = loom_rank_self()->rank;
+    struct loom_envelope *e =
+        block ? loom_p2p_probe_wait(me, c->sh->context_id, src, tag, remove, &seen)
+              : loom_p2p_probe(me, c->sh->context_id, src, tag, remove, &seen);
+    if (flag)
+        *flag = e != NULL;
+    if (!e) {
+        if (msg)
+            *msg = MPI_MESSAGE_NULL;
+        loom_ult_yield();
+        return MPI_SUCCESS;
+    }
+    if (msg)
+        *msg = (MPI_Message)e;
+    if (status != MPI_STATUS_IGNORE) {
+        status->MPI_SOURCE = seen.src;
+        status->MPI_TAG = seen.tag;
+        status->MPI_ERROR = MPI_SUCCESS;
+        status->loom_cancelled = 0;
+        status->loom_count = (long long)seen.bytes;
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return probe_common("MPI_Probe", src, tag, comm, true, false, NULL, NULL, status);
+}
+LOOM_MPI_ALIAS(Probe);
+
+int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    if (!flag)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iprobe", "flag is NULL");
+    return probe_common("MPI_Iprobe", src, tag, comm, false, false, flag, NULL, status);
+}
+LOOM_MPI_ALIAS(Iprobe);
+
+int PMPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status)
+{
+    if (!msg)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Mprobe", "message is NULL");
+    return probe_common("MPI_Mprobe", src, tag, comm, true, true, NULL, msg, status);
+}
+LOOM_MPI_ALIAS(Mprobe);
+
+int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *status)
+{
+    if (!flag || !msg)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Improbe", "flag or message is NULL");
+    return probe_common("MPI_Improbe", src, tag, comm, false, true, flag, msg, status);
+}
+LOOM_MPI_ALIAS(Improbe);
+
+static int matched_recv(const char *fn, void *buf, int count, MPI_Datatype type, MPI_Message *msg,
+                        MPI_Request *req_p)
+{
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (!msg || *msg == MPI_MESSAGE_NULL)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "the message is MPI_MESSAGE_NULL");
+    struct loom_comm *world = loom_comm_lookup(MPI_COMM_WORLD);
+    struct loom_type *t = NULL;
+    if ((rc = check_buf(fn, MPI_COMM_WORLD, buf, count, type, &t)))
+        return rc;
+    loom_req *r = loom_req_alloc();
+    if (!r)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory for requests");
+    r->kind = LOOM_REQ_RECV;
+    r->buf = buf;
+    r->count = (size_t)count;
+    r->type = t;
+    loom_type_retain(t);
+    r->bytes = (size_t)count * t->size;
+    r->comm = world;
+    r->active = true;
+    if (*msg == MPI_MESSAGE_NO_PROC) {
+        r->status_source = MPI_PROC_NULL;
+        atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+    } else {
+        struct loom_envelope *e = (struct loom_envelope *)*msg;
+        if (e->magic != LOOM_ENV_MAGIC) {
+            loom_req_free(r);
+            return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "invalid or already received message");
+        }
+        loom_p2p_recv_envelope(r, e);
+    }
+    *msg = MPI_MESSAGE_NULL;
+    *req_p = r;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, MPI_Status *status)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = matched_recv("MPI_Mrecv", buf, count, type, msg, &r);
+    if (rc)
+        return rc;
+    loom_req_wait(r);
+    return finish("MPI_Mrecv", &r, status);
+}
+LOOM_MPI_ALIAS(Mrecv);
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, MPI_Request *req)
+{
+    if (!req)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Imrecv", "request is NULL");
+    return matched_recv("MPI_Imrecv", buf, count, type, msg, req);
+}
+LOOM_MPI_ALIAS(Imrecv);
+
+/* ---- buffered mode --------------------------------------------------------- */
+
+/* The attached buffer of one rank: chunks in use, in address order. */
+struct bchunk {
+    char *at;
+    size_t len;
+    loom_req *send;             /* the internal send from this chunk */
+    struct bchunk *next;
+};
+
+struct bsend_state {
+    char *buf;
+    size_t size;
+    struct bchunk *used;
+};
+
+static struct bsend_state *bsend_states;
+
+static struct bsend_state *bsend_self(void)
+{
+    if (!bsend_states) {
+        static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_lock(&m);
+        if (!bsend_states)
+            bsend_states = calloc((size_t)loom_job.nranks, sizeof *bsend_states);
+        pthread_mutex_unlock(&m);
+    }
+    return &bsend_states[loom_rank_self()->rank];
+}
+
+/* Frees the chunks whose sends have completed. */
+static void bsend_reclaim(struct bsend_state *b)
+{
+    for (struct bchunk **pp = &b->used; *pp;) {
+        struct bchunk *c = *pp;
+        if (loom_req_done(c->send)) {
+            *pp = c->next;
+            loom_req_free(c->send);
+            free(c);
+        } else {
+            pp = &c->next;
+        }
+    }
+}
+
+static int bsend_start(loom_req *r)
+{
+    struct bsend_state *b = bsend_self();
+    bsend_reclaim(b);
+    size_t need = r->bytes + MPI_BSEND_OVERHEAD;
+    /* First fit between the chunks in use. */
+    char *at = b->buf;
+    struct bchunk **pp = &b->used;
+    for (; *pp; pp = &(*pp)->next) {
+        if ((size_t)((*pp)->at - at) >= need)
+            break;
+        at = (*pp)->at + (*pp)->len;
+    }
+    if (!b->buf || (!*pp && (size_t)(b->buf + b->size - at) < need))
+        return loom_mpi_err(r->comm->handle, MPI_ERR_BUFFER, "MPI_Bsend",
+                            "the attached buffer (%zu bytes) has no room for a message of %zu "
+                            "bytes plus MPI_BSEND_OVERHEAD",
+                            b->size, r->bytes);
+    struct bchunk *c = malloc(sizeof *c);
+    loom_req *s = loom_req_alloc();
+    if (!c || !s) {
+        free(c);
+        return loom_mpi_err(r->comm->handle, MPI_ERR_NO_MEM, "MPI_Bsend", "out of memory");
+    }
+    c->at = at;
+    c->len = need;
+    c->send = s;
+    c->next = *pp;
+    *pp = c;
+    if (r->bytes)
+        loom_type_pack(at, r->buf, r->type, 0, r->bytes);
+    s->kind = LOOM_REQ_SEND;
+    s->mode = LOOM_MODE_STANDARD;
+    s->buf = at;
+    s->count = r->bytes;
+    s->type = loom_type_get(MPI_BYTE);
+    s->bytes = r->bytes;
+    s->peer = r->peer;
+    s->tag = r->tag;
+    s->ctx = r->ctx;
+    s->comm = r->comm;
+    loom_p2p_start_send(s, r->comm->rank);
+    /* The buffered send is complete once its data is in the buffer. */
+    atomic_store_explicit(&r->done, 1, memory_order_release);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    int rc = loom_mpi_check_init("MPI_Buffer_attach");
+    if (rc)
+        return rc;
+    if (size < 0 || (!buffer && size > 0))
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach",
+                            "invalid buffer (%p, %d bytes)", buffer, size);
+    struct bsend_state *b = bsend_self();
+    if (b->buf)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach",
+                            "a buffer is already attached");
+    b->buf = buffer;
+    b->size = (size_t)size;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Buffer_attach);
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    int rc = loom_mpi_check_init("MPI_Buffer_detach");
+    if (rc)
+        return rc;
+    if (!buffer_addr || !size)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach", "NULL argument");
+    struct bsend_state *b = bsend_self();
+    /* Blocks until every message in the buffer has been delivered. */
+    for (struct bchunk *c = b->used; c; c = c->next)
+        loom_req_wait(c->send);
+    bsend_reclaim(b);
+    *(void **)buffer_addr = b->buf;
+    *size = (int)b->size;
+    b->buf = NULL;
+    b->size = 0;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Buffer_detach);

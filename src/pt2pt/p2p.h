@@ -1,0 +1,140 @@
+/*
+ * Point-to-point between the ranks of a Loom process: one copy per message.
+ *
+ * Every rank has one matching state: a FIFO of posted receives and a FIFO of
+ * unexpected messages, under the rank's own lock (no global lock). A sender
+ * takes the receiver's lock, and:
+ *  - finds a matching posted receive: unlinks it, drops the lock and copies
+ *    straight into the receive buffer (layout to layout), then completes the
+ *    receive;
+ *  - else, for a small message: copies it into an eager cell from the
+ *    receiver's pool and appends it to the unexpected queue (the receiver
+ *    copies out; two copies, but the sender never waits);
+ *  - else (large, or synchronous mode): appends a descriptor of its buffer
+ *    (rendezvous); the receiver copies directly from the sender's buffer when
+ *    it matches and completes the send request.
+ * Messages from one sender to one receiver enter the receiver's queues in
+ * the order they were sent, and matching scans in FIFO order, so MPI's
+ * non-overtaking rule holds with wildcards too. Requests, envelopes and cells
+ * come from pools (no malloc once warm). Waiting ranks spin while alone on
+ * their worker, else park; completion wakes them in O(1).
+ *
+ * Depends on: util, runtime, datatype, comm.
+ */
+#ifndef LOOM_P2P_H
+#define LOOM_P2P_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/ult.h"
+#include "util/common.h"
+
+struct loom_type;
+struct loom_comm;
+struct loom_envelope;
+
+enum loom_req_kind { LOOM_REQ_SEND = 1, LOOM_REQ_RECV, LOOM_REQ_GENERIC };
+enum loom_send_mode { LOOM_MODE_STANDARD, LOOM_MODE_SYNC, LOOM_MODE_READY, LOOM_MODE_BUFFERED };
+
+#define LOOM_REQ_MAGIC 0x4c52u      /* a live request */
+#define LOOM_REQ_FREED 0xdeadu
+
+/* MPI_Request points at one of these. The first cache line holds what a
+ * matching sender touches: the match fields, the buffer and the completion. */
+struct LMPI_Request_s {
+    /* matching (receives) */
+    uint32_t ctx;
+    int peer;                   /* source (recv) or destination (send), comm rank */
+    int tag;
+    uint16_t magic;
+    uint8_t kind;               /* enum loom_req_kind */
+    uint8_t mode;               /* enum loom_send_mode */
+    void *buf;
+    struct loom_type *type;
+    size_t count;
+    size_t bytes;               /* message bytes (send) or capacity (recv) */
+    _Atomic uint32_t done;      /* set last by whoever completes the request */
+    loom_waiter_slot waiter;
+    struct LMPI_Request_s *next;/* posted queue, pool free list */
+    /* completion results */
+    int status_source, status_tag, status_error;
+    bool cancelled;
+    size_t status_bytes;
+    /* the owner's side */
+    bool persistent, active, orphan;
+    struct loom_comm *comm;
+    int owner;                  /* world rank that owns the request */
+    struct loom_envelope *env;  /* a rendezvous send's envelope while queued */
+    int dest_world;             /* send: the receiver's world rank */
+    void *bsend_chunk;          /* buffered send: the chunk to release */
+    struct LMPI_Request_s *pool_next;
+} LOOM_ALIGNED_CL;
+
+typedef struct LMPI_Request_s loom_req;
+
+/* Envelope of an unexpected message; MPI_Message points at one. */
+struct loom_envelope {
+    struct loom_envelope *next;
+    uint32_t ctx;
+    int src, tag;               /* comm rank of the sender */
+    size_t bytes;
+    loom_req *sreq;             /* rendezvous and synchronous sends: the sender */
+    bool rndv;
+    uint8_t cls;                /* pool class: 0 small, 1 eager-sized */
+    int owner;                  /* world rank whose pool holds it */
+    uint16_t magic;             /* LOOM_ENV_MAGIC while live */
+    char *data;                 /* eager payload */
+    char inline_data[];         /* small payloads live here */
+};
+#define LOOM_ENV_MAGIC 0x4c45u
+
+/* Per-rank state: set up by loom_p2p_rank_init (MPI_Init). */
+int loom_p2p_rank_init(int world_rank) LOOM_MUST_CHECK;
+void loom_p2p_rank_fini(int world_rank);
+int loom_p2p_job_init(int nranks) LOOM_MUST_CHECK;
+
+/* Starts a send or receive on an allocated request whose fields (buf, type,
+ * count, peer, tag, ctx, comm, mode, kind) are set. A receive may complete
+ * at once; a send completes at once unless it is a rendezvous. */
+void loom_p2p_start_send(loom_req *req, int my_comm_rank);
+void loom_p2p_start_recv(loom_req *req);
+
+/* Request pool of the calling rank. */
+loom_req *loom_req_alloc(void);
+void loom_req_free(loom_req *req);
+/* Blocks until req is done (spinning, then parking). */
+void loom_req_wait(loom_req *req);
+static inline bool loom_req_done(const loom_req *req)
+{
+    return atomic_load_explicit(&req->done, memory_order_acquire) != 0;
+}
+
+/* What a probe saw of a message. */
+struct loom_probe {
+    int src, tag;
+    size_t bytes;
+};
+
+/* Probing: finds (and with remove, takes) the first unexpected message that
+ * matches; NULL if none. *seen is filled while the queue is locked. */
+struct loom_envelope *loom_p2p_probe(int world_rank, uint32_t ctx, int src, int tag, bool remove,
+                                     struct loom_probe *seen);
+/* Blocks until a matching unexpected message exists. */
+struct loom_envelope *loom_p2p_probe_wait(int world_rank, uint32_t ctx, int src, int tag,
+                                          bool remove, struct loom_probe *seen);
+/* Blocks until one of the n requests (NULL entries skipped) is done. */
+void loom_req_wait_any(loom_req *const *reqs, int n);
+/* Receives a message taken with loom_p2p_probe(remove) into req. */
+void loom_p2p_recv_envelope(loom_req *req, struct loom_envelope *env);
+
+/* Cancels a pending request if it has not matched; true when cancelled. */
+bool loom_p2p_cancel(loom_req *req);
+
+/* Eager threshold in bytes (LOOM_EAGER_MAX). */
+extern size_t loom_p2p_eager_max;
+
+#endif
