@@ -1,4 +1,5 @@
 # Communicators, groups, attributes, info, error handlers (src/comm/).
+loom_mpi_program(comm_fatal SOURCES comm_fatal.c)
 foreach(t comm_basic comm_concurrent comm_group comm_attr comm_info comm_errors)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/${t}.c)
     loom_mpi_program(${t} SOURCES ${t}.c)
@@ -13,3 +14,6 @@ if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/mpi/comm_concurrent.c)
   expect(comm_basic_one_worker --out "comm_basic: 16 ranks ok"
          -- ${RUN} --workers 1 -n 16 ${MPIBIN}/comm_basic)
 endif()
+# Errors under the default handler end the job with the message.
+expect(comm_fatal_group_incl --status 6 --err "MPI_Group_incl: rank 5 is not in a group of size 4 \\(MPI_ERR_RANK\\)"
+       -- ${RUN} -n 4 ${MPIBIN}/comm_fatal)
