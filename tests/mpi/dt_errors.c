@@ -77,9 +77,9 @@ static void test_errors(void)
     EXPECT(MPI_ERR_ARG, MPI_Type_create_struct(1, one, NULL, st_ok, &out));
     EXPECT(MPI_ERR_ARG, MPI_Type_create_struct(1, one, aone, NULL, &out));
     EXPECT(MPI_ERR_ARG, MPI_Type_create_struct(2, neg, az, st_ok, &out));
-    EXPECT(MPI_ERR_TYPE, MPI_Type_create_struct(2, one, az, st, &out));
-    st[1] = freed;
     int two[2] = {1, 1};
+    EXPECT(MPI_ERR_TYPE, MPI_Type_create_struct(2, two, az, st, &out));
+    st[1] = freed;
     EXPECT(MPI_ERR_TYPE, MPI_Type_create_struct(2, two, az, st, &out));
     EXPECT(MPI_ERR_ARG, MPI_Type_create_struct(2, two, az, st_ok, NULL));
 
