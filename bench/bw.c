@@ -16,8 +16,13 @@
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    bench_opts o = {.name = NAME, .unit = "MB/s", .min_size = 1, .max_size = 4 << 20,
-                    .iters = 100, .warmup = 10, .window = 64};
+    bench_opts o = {.name = NAME,
+                    .unit = "MB/s",
+                    .min_size = 1,
+                    .max_size = 4 << 20,
+                    .iters = 100,
+                    .warmup = 10,
+                    .window = 64};
     int rc = bench_init(&o, argc, argv);
     if (rc || o.size < 2) {
         if (!rc && o.rank == 0)
@@ -63,14 +68,14 @@ int main(int argc, char **argv)
 #else
                 if (o.rank == 0) {
                     for (int j = 0; j < w; j++)
-                        MPI_Isend(bench_buf_at(&sb, k + j), (int)s, MPI_CHAR, 1, 10,
-                                  MPI_COMM_WORLD, &req[j]);
+                        MPI_Isend(bench_buf_at(&sb, k + j), (int)s, MPI_CHAR, 1, 10, MPI_COMM_WORLD,
+                                  &req[j]);
                     MPI_Waitall(w, req, stat);
                     MPI_Recv(ack, 4, MPI_CHAR, 1, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 } else {
                     for (int j = 0; j < w; j++)
-                        MPI_Irecv(bench_buf_at(&rb, k + j), (int)s, MPI_CHAR, 0, 10,
-                                  MPI_COMM_WORLD, &req[j]);
+                        MPI_Irecv(bench_buf_at(&rb, k + j), (int)s, MPI_CHAR, 0, 10, MPI_COMM_WORLD,
+                                  &req[j]);
                     MPI_Waitall(w, req, stat);
                     MPI_Send(ack, 4, MPI_CHAR, 0, 11, MPI_COMM_WORLD);
                 }

@@ -76,7 +76,8 @@ int main(int argc, char **argv)
             iters = atol(argv[++i]);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc)
             runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-c") && i + 1 < argc && sscanf(argv[i + 1], "%d,%d", &cpu_a, &cpu_b) == 2)
+        else if (!strcmp(argv[i], "-c") && i + 1 < argc &&
+                 sscanf(argv[i + 1], "%d,%d", &cpu_a, &cpu_b) == 2)
             i++;
         else if (!strcmp(argv[i], "--json"))
             json = 1;

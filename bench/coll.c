@@ -13,8 +13,13 @@
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    bench_opts o = {.name = NAME, .unit = "us", .min_size = MINSZ, .max_size = 1 << 20,
-                    .iters = 1000, .warmup = 100, .window = 64};
+    bench_opts o = {.name = NAME,
+                    .unit = "us",
+                    .min_size = MINSZ,
+                    .max_size = 1 << 20,
+                    .iters = 1000,
+                    .warmup = 100,
+                    .window = 64};
     int rc = bench_init(&o, argc, argv);
     if (rc) {
         MPI_Finalize();

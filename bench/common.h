@@ -23,21 +23,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#define BENCH_LARGE 8192           /* above this, iteration counts shrink */
-#define BENCH_MIN_WS (16u << 20)   /* minimum cold working set per rank */
-#define BENCH_ALIGN 4096
+#define BENCH_LARGE  8192        /* above this, iteration counts shrink */
+#define BENCH_MIN_WS (16u << 20) /* minimum cold working set per rank */
+#define BENCH_ALIGN  4096
 
 typedef struct bench_opts {
-    const char *name;   /* benchmark name (JSON "bench") */
-    const char *unit;   /* "us", "MB/s" or "msg/s" */
+    const char *name; /* benchmark name (JSON "bench") */
+    const char *unit; /* "us", "MB/s" or "msg/s" */
     size_t min_size, max_size;
-    int iters, warmup;  /* for messages up to BENCH_LARGE bytes */
-    int cold;           /* rotating buffers */
-    size_t ws;          /* cold working set per rank and buffer, bytes */
+    int iters, warmup; /* for messages up to BENCH_LARGE bytes */
+    int cold;          /* rotating buffers */
+    size_t ws;         /* cold working set per rank and buffer, bytes */
     int json, full;
-    int window;         /* bandwidth window (bw, bibw, mbw_mr) */
-    int test_calls;     /* nonblocking: MPI_Test calls during compute */
-    int step;           /* size factor between steps (power of two, default 2) */
+    int window;     /* bandwidth window (bw, bibw, mbw_mr) */
+    int test_calls; /* nonblocking: MPI_Test calls during compute */
+    int step;       /* size factor between steps (power of two, default 2) */
     int rank, size;
 } bench_opts;
 
@@ -58,8 +58,8 @@ static inline void bench_usage(const bench_opts *o)
             "  -T TESTS    nonblocking: MPI_Test calls spread over the compute\n"
             "  -f          full statistics: min and max over ranks\n"
             "  --json      one JSON object per line and size\n",
-            o->name, o->min_size, o->max_size, BENCH_LARGE, o->iters, BENCH_LARGE,
-            o->warmup, o->window);
+            o->name, o->min_size, o->max_size, BENCH_LARGE, o->iters, BENCH_LARGE, o->warmup,
+            o->window);
 }
 
 static inline size_t bench_parse_size(const char *s)
@@ -67,10 +67,20 @@ static inline size_t bench_parse_size(const char *s)
     char *end;
     double v = strtod(s, &end);
     switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
+    case 'k':
+    case 'K':
+        v *= 1024;
+        break;
+    case 'm':
+    case 'M':
+        v *= 1024 * 1024;
+        break;
+    case 'g':
+    case 'G':
+        v *= 1024.0 * 1024 * 1024;
+        break;
+    default:
+        break;
     }
     return (size_t)v;
 }
@@ -204,8 +214,8 @@ static inline size_t bench_next(const bench_opts *o, size_t s)
  * message size as fit in the working set, visited in turn. */
 typedef struct bench_buf {
     char *base;
-    size_t bytes;   /* allocated */
-    size_t slot;    /* current slot stride */
+    size_t bytes; /* allocated */
+    size_t slot;  /* current slot stride */
     size_t nslots;
 } bench_buf;
 
@@ -301,7 +311,7 @@ static inline void bench_rank_stats(double t, double out[3])
  * per-iteration times in microseconds; extra is a JSON fragment (",\"k\":v")
  * or NULL. */
 static inline void bench_report(const bench_opts *o, long size, double value, const double st[3],
-                         int iters, const char *extra)
+                                int iters, const char *extra)
 {
     if (o->rank != 0)
         return;

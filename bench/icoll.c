@@ -11,7 +11,10 @@
 #include "coll_defs.h"
 #include "common.h"
 
-static double bench_now(void) { return MPI_Wtime(); }
+static double bench_now(void)
+{
+    return MPI_Wtime();
+}
 
 /* Busy loop for `us` microseconds, calling MPI_Test `tests` times. */
 static void compute(double us, int tests, MPI_Request *req)
@@ -32,8 +35,13 @@ static void compute(double us, int tests, MPI_Request *req)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    bench_opts o = {.name = NAME, .unit = "us", .min_size = MINSZ, .max_size = 1 << 20,
-                    .iters = 1000, .warmup = 100, .window = 64};
+    bench_opts o = {.name = NAME,
+                    .unit = "us",
+                    .min_size = MINSZ,
+                    .max_size = 1 << 20,
+                    .iters = 1000,
+                    .warmup = 100,
+                    .window = 64};
     int rc = bench_init(&o, argc, argv);
     if (rc) {
         MPI_Finalize();
@@ -92,13 +100,14 @@ int main(int argc, char **argv)
         bench_rank_stats(comp, stc);
         bench_rank_stats(ov, stv);
         if (o.rank == 0 && !o.json) {
-            printf("%-10ld %16.2f %12.2f %12.2f %12.2f %10d\n", SIZED ? (long)s : 0L, st[0],
-                   sto[0], stc[0], stv[0], iters);
+            printf("%-10ld %16.2f %12.2f %12.2f %12.2f %10d\n", SIZED ? (long)s : 0L, st[0], sto[0],
+                   stc[0], stv[0], iters);
         } else {
             char extra[160];
-            snprintf(extra, sizeof extra,
-                     ",\"overall_us\":%.6g,\"compute_us\":%.6g,\"overlap_pct\":%.4g,\"test_calls\":%d",
-                     sto[0], stc[0], stv[0], o.test_calls);
+            snprintf(
+                extra, sizeof extra,
+                ",\"overall_us\":%.6g,\"compute_us\":%.6g,\"overlap_pct\":%.4g,\"test_calls\":%d",
+                sto[0], stc[0], stv[0], o.test_calls);
             bench_report(&o, SIZED ? (long)s : 0, st[0], st, iters, extra);
         }
         if (!SIZED)

@@ -8,8 +8,13 @@
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    bench_opts o = {.name = "latency", .unit = "us", .min_size = 0, .max_size = 4 << 20,
-                    .iters = 10000, .warmup = 1000, .window = 64};
+    bench_opts o = {.name = "latency",
+                    .unit = "us",
+                    .min_size = 0,
+                    .max_size = 4 << 20,
+                    .iters = 10000,
+                    .warmup = 1000,
+                    .window = 64};
     int rc = bench_init(&o, argc, argv);
     if (rc || o.size < 2) {
         if (!rc && o.rank == 0)
@@ -22,7 +27,8 @@ int main(int argc, char **argv)
     bench_buf_alloc(&rb, &o, o.max_size);
     bench_header(&o, "one-way latency, ping-pong between ranks 0 and 1");
     bench_columns(&o, "Latency(us)", 1);
-    for (size_t s = o.min_size ? bench_first_size(&o, 1) : 0; s <= o.max_size; s = bench_next(&o, s)) {
+    for (size_t s = o.min_size ? bench_first_size(&o, 1) : 0; s <= o.max_size;
+         s = bench_next(&o, s)) {
         int iters = bench_iters(&o, s), warm = bench_warmup(&o, s);
         bench_buf_size(&sb, &o, s);
         bench_buf_size(&rb, &o, s);

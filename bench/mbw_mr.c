@@ -8,8 +8,13 @@
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    bench_opts o = {.name = "mbw_mr", .unit = "msg/s", .min_size = 1, .max_size = 4 << 20,
-                    .iters = 100, .warmup = 10, .window = 64};
+    bench_opts o = {.name = "mbw_mr",
+                    .unit = "msg/s",
+                    .min_size = 1,
+                    .max_size = 4 << 20,
+                    .iters = 100,
+                    .warmup = 10,
+                    .window = 64};
     int rc = bench_init(&o, argc, argv);
     if (rc || o.size < 2 || o.size % 2) {
         if (!rc && o.rank == 0)

@@ -77,7 +77,8 @@ int main(int argc, char **argv)
             json = 1;
         } else if (!strcmp(argv[i], "-f")) {
         } else {
-            fprintf(stderr, "usage: memcpy_bw [-m MIN:MAX] [-s STEP] [-i ITER] [--cold] [--ws BYTES] [--json]\n");
+            fprintf(stderr, "usage: memcpy_bw [-m MIN:MAX] [-s STEP] [-i ITER] [--cold] [--ws "
+                            "BYTES] [--json]\n");
             return strcmp(argv[i], "-h") && strcmp(argv[i], "--help") ? 1 : 0;
         }
     }
@@ -121,7 +122,8 @@ int main(int argc, char **argv)
         double us = t * 1e6 / n, mbs = (double)s * n / t / 1e6;
         if (json)
             printf("{\"bench\":\"memcpy\",\"size\":%zu,\"ranks\":1,\"mode\":\"%s\",\"value\":%.6g,"
-                   "\"unit\":\"MB/s\",\"avg_us\":%.6g,\"min_us\":%.6g,\"max_us\":%.6g,\"iters\":%ld}\n",
+                   "\"unit\":\"MB/"
+                   "s\",\"avg_us\":%.6g,\"min_us\":%.6g,\"max_us\":%.6g,\"iters\":%ld}\n",
                    s, cold ? "cold" : "hot", mbs, us, us, us, n);
         else
             printf("  %-8zu %14.1f %12.4f %10ld\n", s, mbs, us, n);

@@ -29,7 +29,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
+    fprintf(
+        f,
         "Usage: mpiexec [options] PROGRAM [ARGS...]\n"
         "Runs PROGRAM as an MPI job. A program built with Loom's mpicc runs as one process whose\n"
         "ranks are user-level threads; any other program runs as N ordinary processes.\n"
@@ -44,7 +45,8 @@ static void usage(FILE *f)
         "  -genv VAR VALUE         set VAR to VALUE for the job (also -env)\n"
         "  --report-bindings       print the topology and where each rank runs\n"
         "  --tag-output            prefix each output line with [1,RANK]<stdout>: or <stderr>:\n"
-        "  --timeout SECONDS       end the job after SECONDS (exit status 124; also MPIEXEC_TIMEOUT)\n"
+        "  --timeout SECONDS       end the job after SECONDS (exit status 124; also "
+        "MPIEXEC_TIMEOUT)\n"
         "  --workers W             worker threads (default: one per core; also LOOM_WORKERS)\n"
         "  --stack-size BYTES      stack of each rank, with k/m/g suffix (default 8m; also\n"
         "                          LOOM_STACK_SIZE)\n"
@@ -86,10 +88,23 @@ static size_t parse_size(const char *opt, const char *v)
     if (!v || errno || end == v)
         die_usage("--stack-size needs a size such as 8m, not '%s'", v ? v : "");
     switch (*end) {
-    case 'k': case 'K': n <<= 10; end++; break;
-    case 'm': case 'M': n <<= 20; end++; break;
-    case 'g': case 'G': n <<= 30; end++; break;
-    default: break;
+    case 'k':
+    case 'K':
+        n <<= 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        n <<= 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        n <<= 30;
+        end++;
+        break;
+    default:
+        break;
     }
     if (*end || n < 65536)
         die_usage("--stack-size needs a size of at least 64k, such as 8m, not '%s'", v);
@@ -152,7 +167,8 @@ static void relay_flush(struct relay *r, bool eof)
 {
     size_t start = 0;
     for (size_t i = 0; i < r->len; i++) {
-        if (r->buf[i] == '\n' || (eof && i + 1 == r->len) || (i + 1 == r->len && r->len == sizeof r->buf)) {
+        if (r->buf[i] == '\n' || (eof && i + 1 == r->len) ||
+            (i + 1 == r->len && r->len == sizeof r->buf)) {
             dprintf(strcmp(r->stream, "stdout") == 0 ? 1 : 2, "[1,%d]<%s>:%.*s", r->rank, r->stream,
                     (int)(i + 1 - start), r->buf + start);
             start = i + 1;

@@ -17,7 +17,7 @@
 struct loom_attr {
     struct loom_attr *next;
     struct loom_keyval *kv;
-    int keyval;             /* the handle the value was set with */
+    int keyval; /* the handle the value was set with */
     void *val;
 };
 
@@ -29,8 +29,7 @@ struct loom_keyval *loom_keyval_lookup(int keyval)
 }
 
 int loom_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
-                       MPI_Comm_delete_attr_function *delete_fn, void *extra_state,
-                       int *keyval_p)
+                       MPI_Comm_delete_attr_function *delete_fn, void *extra_state, int *keyval_p)
 {
     struct loom_keyval *kv = calloc(1, sizeof *kv);
     if (!kv)
@@ -162,8 +161,7 @@ int loom_attr_copy_all(struct loom_comm *oldc, struct loom_comm *newc)
             out = v[i]->val;
             flag = 1;
         } else {
-            rc = kv->copy_fn(oldc->handle, v[i]->keyval, kv->extra_state, v[i]->val, &out,
-                             &flag);
+            rc = kv->copy_fn(oldc->handle, v[i]->keyval, kv->extra_state, v[i]->val, &out, &flag);
         }
         if (rc == MPI_SUCCESS && flag)
             rc = attr_add(newc, kv, out);

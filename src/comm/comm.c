@@ -20,7 +20,7 @@
 void (*loom_comm_shared_fini_hook)(struct loom_comm_shared *sh);
 
 static pthread_once_t job_once = PTHREAD_ONCE_INIT;
-static struct loom_comm_rank **rank_states;   /* [nranks], by world rank */
+static struct loom_comm_rank **rank_states; /* [nranks], by world rank */
 static struct loom_comm_shared *world_sh;
 static int job_rc;
 /* 0 and 1 belong to MPI_COMM_WORLD. */
@@ -109,8 +109,8 @@ static void list_del(struct loom_comm_rank *cr, struct loom_comm *c)
 }
 
 /* Allocates the per-rank object; handle 0 means "allocate a table handle". */
-static int comm_alloc(struct loom_comm_rank *cr, int owner, struct loom_comm_shared *sh,
-                      int rank, MPI_Errhandler eh, int handle, struct loom_comm **c_p)
+static int comm_alloc(struct loom_comm_rank *cr, int owner, struct loom_comm_shared *sh, int rank,
+                      MPI_Errhandler eh, int handle, struct loom_comm **c_p)
 {
     struct loom_comm *c = calloc(1, sizeof *c);
     struct loom_comm_priv *p = calloc(1, sizeof *p);
@@ -138,8 +138,7 @@ err_free:
     return LOOM_ERR_NOMEM;
 }
 
-int loom_comm_new(struct loom_comm_shared *sh, int rank, MPI_Errhandler eh,
-                  struct loom_comm **c_p)
+int loom_comm_new(struct loom_comm_shared *sh, int rank, MPI_Errhandler eh, struct loom_comm **c_p)
 {
     struct loom_comm_rank *cr = loom_comm_rank_self();
     return comm_alloc(cr, loom_rank_self()->rank, sh, rank, eh, 0, c_p);
@@ -188,8 +187,8 @@ int loom_comm_rank_init(void)
     if (comm_alloc(cr, r->rank, world_sh, r->rank, MPI_ERRORS_ARE_FATAL, MPI_COMM_WORLD,
                    &cr->world) != LOOM_OK)
         goto err_self;
-    if (comm_alloc(cr, r->rank, self_sh, 0, MPI_ERRORS_ARE_FATAL, MPI_COMM_SELF,
-                   &cr->self) != LOOM_OK)
+    if (comm_alloc(cr, r->rank, self_sh, 0, MPI_ERRORS_ARE_FATAL, MPI_COMM_SELF, &cr->self) !=
+        LOOM_OK)
         goto err_world;
     strcpy(loom_comm_priv(cr->world)->name, "MPI_COMM_WORLD");
     strcpy(loom_comm_priv(cr->self)->name, "MPI_COMM_SELF");

@@ -28,26 +28,26 @@
 struct loom_group {
     _Atomic int refs;
     int handle;
-    int owner;              /* world rank that may use the handle (-1: any) */
+    int owner; /* world rank that may use the handle (-1: any) */
     int size;
-    int *world;             /* [size] world rank of each member, in group order */
+    int *world; /* [size] world rank of each member, in group order */
 };
 
 struct loom_comm_shared {
-    _Atomic int refs;       /* members that still hold the communicator */
-    uint32_t context_id;    /* point-to-point; context_id + 1: collectives */
+    _Atomic int refs;    /* members that still hold the communicator */
+    uint32_t context_id; /* point-to-point; context_id + 1: collectives */
     int size;
-    int *world_of;          /* [size] local rank -> world rank */
-    void *coll;             /* the collective layer's state, created lazily */
+    int *world_of; /* [size] local rank -> world rank */
+    void *coll;    /* the collective layer's state, created lazily */
 };
 
 struct loom_comm {
     struct loom_comm_shared *sh;
-    int rank;               /* the owner's rank in this communicator */
-    int owner;              /* the owner's world rank */
-    int handle;             /* MPI_Comm of this object */
+    int rank;   /* the owner's rank in this communicator */
+    int owner;  /* the owner's world rank */
+    int handle; /* MPI_Comm of this object */
     MPI_Errhandler errhandler;
-    void *priv;             /* attributes, name, info, creation sequence: comm's own */
+    void *priv; /* attributes, name, info, creation sequence: comm's own */
 };
 
 /* The calling rank's communicator behind h, or NULL when h is not a valid

@@ -18,16 +18,16 @@ struct loom_attr;
 /* ---- per-rank state (comm.c) ---- */
 
 struct loom_user_code {
-    int errclass;           /* the class of this code (itself for a class) */
-    char *string;           /* MPI_Add_error_string, or NULL */
+    int errclass; /* the class of this code (itself for a class) */
+    char *string; /* MPI_Add_error_string, or NULL */
 };
 
 struct loom_comm_rank {
     struct loom_comm *world, *self;
-    struct loom_comm *all;  /* every communicator of the rank (list by priv) */
+    struct loom_comm *all; /* every communicator of the rank (list by priv) */
     /* predefined attribute values (MPI_Comm_get_attr returns pointers) */
     int tag_ub, host, io, wtime_is_global, universe_size, appnum, lastusedcode;
-    int ncodes, capcodes;   /* user error classes and codes: LOOM_FIRST_USER_CODE + i */
+    int ncodes, capcodes; /* user error classes and codes: LOOM_FIRST_USER_CODE + i */
     struct loom_user_code *codes;
 };
 
@@ -38,11 +38,11 @@ struct loom_comm_rank *loom_comm_rank_self(void);
 
 /* The per-rank, comm-private part of a communicator (loom_comm.priv). */
 struct loom_comm_priv {
-    struct loom_comm *prev, *next;   /* in loom_comm_rank.all */
-    unsigned seq;                    /* collective creation calls made on it */
+    struct loom_comm *prev, *next; /* in loom_comm_rank.all */
+    unsigned seq;                  /* collective creation calls made on it */
     char name[MPI_MAX_OBJECT_NAME];
-    struct loom_attr *attrs;         /* newest first */
-    struct loom_info *info;          /* hints set on it, or NULL */
+    struct loom_attr *attrs; /* newest first */
+    struct loom_info *info;  /* hints set on it, or NULL */
 };
 
 static inline struct loom_comm_priv *loom_comm_priv(const struct loom_comm *c)
@@ -91,20 +91,20 @@ struct loom_rdv_in {
     int color, key, rank, world;
 };
 struct loom_rdv_out {
-    struct loom_comm_shared *sh;    /* NULL: MPI_COMM_NULL */
+    struct loom_comm_shared *sh; /* NULL: MPI_COMM_NULL */
     int rank;
 };
 /* Runs on the last member to arrive with every member's contribution; fills
  * out[0..n-1]; returns LOOM_OK or an error every member gets. */
-typedef int (*loom_rdv_compute_fn)(int n, const struct loom_rdv_in *in,
-                                   struct loom_rdv_out *out, const void *arg);
+typedef int (*loom_rdv_compute_fn)(int n, const struct loom_rdv_in *in, struct loom_rdv_out *out,
+                                   const void *arg);
 
 struct loom_rdv_key {
-    uint32_t context_id;    /* the parent's */
-    int kind;               /* LOOM_RDV_WHOLE or LOOM_RDV_GROUP */
-    int seq_or_tag;         /* WHOLE: the parent's creation sequence; GROUP: tag */
-    int n;                  /* members taking part */
-    const int *members;     /* GROUP: their world ranks, in group order */
+    uint32_t context_id; /* the parent's */
+    int kind;            /* LOOM_RDV_WHOLE or LOOM_RDV_GROUP */
+    int seq_or_tag;      /* WHOLE: the parent's creation sequence; GROUP: tag */
+    int n;               /* members taking part */
+    const int *members;  /* GROUP: their world ranks, in group order */
 };
 enum { LOOM_RDV_WHOLE = 1, LOOM_RDV_GROUP = 2 };
 
@@ -133,7 +133,7 @@ int loom_members_compare(int n1, const int *w1, int n2, const int *w2);
 struct loom_keyval {
     int handle;
     int owner;
-    int refs;               /* the handle (until freed) + one per attribute */
+    int refs; /* the handle (until freed) + one per attribute */
     MPI_Comm_copy_attr_function *copy_fn;
     MPI_Comm_delete_attr_function *delete_fn;
     void *extra_state;
@@ -162,7 +162,7 @@ int loom_attr_delete_all(struct loom_comm *c, bool run_callbacks);
 
 struct loom_info {
     int handle;
-    int owner;              /* -1: MPI_INFO_ENV */
+    int owner; /* -1: MPI_INFO_ENV */
     int n, cap;
     char **keys, **vals;
 };
@@ -183,7 +183,7 @@ void loom_info_delete_at(struct loom_info *info, int i);
 
 struct loom_errhandler {
     int handle;
-    _Atomic int refs;       /* the user's handle + every communicator using it */
+    _Atomic int refs; /* the user's handle + every communicator using it */
     MPI_Comm_errhandler_function *fn;
 };
 
@@ -191,8 +191,7 @@ struct loom_errhandler {
 bool loom_errhandler_is_predefined(MPI_Errhandler eh);
 /* The user handler behind eh, or NULL (predefined, null or invalid). */
 struct loom_errhandler *loom_errhandler_lookup(MPI_Errhandler eh);
-int loom_errhandler_create(MPI_Comm_errhandler_function *fn,
-                           MPI_Errhandler *eh_p) LOOM_MUST_CHECK;
+int loom_errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh_p) LOOM_MUST_CHECK;
 /* Takes and drops references (no-ops for predefined handlers). */
 void loom_errhandler_ref(MPI_Errhandler eh);
 void loom_errhandler_unref(MPI_Errhandler eh);

@@ -32,8 +32,7 @@ static void env_init(void)
     size_t len = 0;
     buf[0] = '\0';
     for (int i = 1; r0 && r0->argv && i < r0->argc && len < sizeof buf; i++)
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i > 1 ? " " : "",
-                                r0->argv[i]);
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i > 1 ? " " : "", r0->argv[i]);
     rc |= loom_info_set(&env_info, "argv", buf);
     snprintf(buf, sizeof buf, "%d", loom_job.nranks);
     rc |= loom_info_set(&env_info, "maxprocs", buf);

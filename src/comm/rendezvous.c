@@ -24,8 +24,8 @@ struct rdv {
     struct rdv *next;
     uint32_t context_id;
     int kind, seq_or_tag, n;
-    int *members;           /* GROUP: copy of the key's member list */
-    int arrived, left;      /* under the bucket lock */
+    int *members;      /* GROUP: copy of the key's member list */
+    int arrived, left; /* under the bucket lock */
     _Atomic int done;
     int rc;
     struct loom_rdv_in *in;

@@ -12,14 +12,13 @@
 
 struct cursor {
     const struct loom_type *t;
-    char *elem;     /* origin of the current element */
+    char *elem; /* origin of the current element */
     MPI_Aint ext;
-    size_t blk;     /* current block of the element */
-    size_t in;      /* bytes of it already passed */
+    size_t blk; /* current block of the element */
+    size_t in;  /* bytes of it already passed */
 };
 
-static void cursor_init(struct cursor *c, const void *buf, const struct loom_type *t,
-                        size_t offset)
+static void cursor_init(struct cursor *c, const void *buf, const struct loom_type *t, size_t offset)
 {
     c->t = t;
     c->ext = t->ub - t->lb;
@@ -53,12 +52,24 @@ static inline void cursor_advance(struct cursor *c, size_t k)
 static inline void copy_bytes(void *dst, const void *src, size_t k)
 {
     switch (k) {
-    case 1: memcpy(dst, src, 1); break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
-    case 16: memcpy(dst, src, 16); break;
-    default: memcpy(dst, src, k); break;
+    case 1:
+        memcpy(dst, src, 1);
+        break;
+    case 2:
+        memcpy(dst, src, 2);
+        break;
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    case 16:
+        memcpy(dst, src, 16);
+        break;
+    default:
+        memcpy(dst, src, k);
+        break;
     }
 }
 

@@ -26,22 +26,22 @@
 #include "util/common.h"
 
 struct loom_type_block {
-    MPI_Aint off;   /* from the element's start (the buffer pointer) */
-    size_t len;     /* bytes */
+    MPI_Aint off; /* from the element's start (the buffer pointer) */
+    size_t len;   /* bytes */
 };
 
 struct loom_type {
     _Atomic int refs;
-    int handle;             /* MPI_Datatype of this object */
-    size_t size;            /* data bytes of one element (MPI_Type_size) */
-    MPI_Aint lb, ub;        /* extent = ub - lb (MPI_Type_get_extent) */
+    int handle;      /* MPI_Datatype of this object */
+    size_t size;     /* data bytes of one element (MPI_Type_size) */
+    MPI_Aint lb, ub; /* extent = ub - lb (MPI_Type_get_extent) */
     MPI_Aint true_lb, true_ub;
-    bool committed;         /* predefined types are always committed */
+    bool committed; /* predefined types are always committed */
     bool predefined;
-    bool contig;            /* one block: data at [true_lb, true_lb + size) and
-                               extent == size, so count elements are one block */
-    int basic;              /* the predefined type all basic elements share, or 0 */
-    MPI_Count nbasic;       /* basic elements in one element (MPI_Get_elements) */
+    bool contig;      /* one block: data at [true_lb, true_lb + size) and
+                         extent == size, so count elements are one block */
+    int basic;        /* the predefined type all basic elements share, or 0 */
+    MPI_Count nbasic; /* basic elements in one element (MPI_Get_elements) */
     size_t nblocks;
     struct loom_type_block *blocks; /* the element's layout, in type-map order */
     /* what the engine needs beyond this (envelope, contents, name) is its own */

@@ -25,11 +25,11 @@ struct dt_priv {
     int ni, na, nd;
     int *ints;
     MPI_Aint *aints;
-    struct loom_type **types;   /* retained */
-    size_t *starts;             /* message offset of each block within an element */
-    size_t align;               /* alignment of the strictest basic type (struct padding) */
-    bool explicit_bounds;       /* lb/ub set by resized (no struct padding) */
-    size_t pair_first;          /* pair types: bytes of the first member */
+    struct loom_type **types; /* retained */
+    size_t *starts;           /* message offset of each block within an element */
+    size_t align;             /* alignment of the strictest basic type (struct padding) */
+    bool explicit_bounds;     /* lb/ub set by resized (no struct padding) */
+    size_t pair_first;        /* pair types: bytes of the first member */
     char name[MPI_MAX_OBJECT_NAME];
 };
 
@@ -40,12 +40,30 @@ static struct dt_priv *priv_of(const struct loom_type *t)
 
 /* ---- predefined types ---- */
 
-struct float_int { float a; int b; };
-struct double_int { double a; int b; };
-struct long_int { long a; int b; };
-struct two_int { int a; int b; };
-struct short_int { short a; int b; };
-struct long_double_int { long double a; int b; };
+struct float_int {
+    float a;
+    int b;
+};
+struct double_int {
+    double a;
+    int b;
+};
+struct long_int {
+    long a;
+    int b;
+};
+struct two_int {
+    int a;
+    int b;
+};
+struct short_int {
+    short a;
+    int b;
+};
+struct long_double_int {
+    long double a;
+    int b;
+};
 
 #define NPRE (LOOM_NUM_PREDEFINED_TYPES + 1)
 static struct loom_type pre_types[NPRE];
@@ -100,8 +118,8 @@ static void pre_set(MPI_Datatype h, const char *name, size_t size, size_t align,
 }
 
 #define SIMPLE(h, ctype) pre_set(h, #h, sizeof(ctype), _Alignof(ctype), 0, 0, sizeof(ctype))
-#define PAIR(h, st)                                                                             \
-    pre_set(h, #h, sizeof(((struct st *)0)->a) + sizeof(int), _Alignof(struct st),              \
+#define PAIR(h, st)                                                                                \
+    pre_set(h, #h, sizeof(((struct st *)0)->a) + sizeof(int), _Alignof(struct st),                 \
             sizeof(((struct st *)0)->a), offsetof(struct st, b), sizeof(struct st))
 
 static void pre_init(void)
@@ -216,7 +234,9 @@ void loom_type_release(struct loom_type *t)
 
 void loom_type_commit(struct loom_type *t)
 {
-    t->committed = true;
+    /* Predefined types are shared by every rank and born committed. */
+    if (!t->predefined)
+        t->committed = true;
 }
 
 void loom_type_free(struct loom_type *t)
@@ -232,8 +252,8 @@ struct builder {
     size_t n, cap;
     size_t size;
     MPI_Count nbasic;
-    int basic;                  /* -1: none seen yet */
-    bool any;                   /* some copy placed (bounds valid) */
+    int basic; /* -1: none seen yet */
+    bool any;  /* some copy placed (bounds valid) */
     MPI_Aint lb, ub, true_lb, true_ub;
     size_t align;
     bool explicit_bounds;
@@ -362,8 +382,8 @@ err_nomem:
 /* Places the copies of old of a (sub)array: dimension d (0 = slowest) holds
  * runs[d], elements of dimension d are stride[d] bytes apart. */
 static void array_fill(struct builder *b, const struct loom_type *old, int nd,
-                       struct run *const *runs, const size_t *nruns, const MPI_Aint *stride,
-                       int d, MPI_Aint base)
+                       struct run *const *runs, const size_t *nruns, const MPI_Aint *stride, int d,
+                       MPI_Aint base)
 {
     if (d == nd - 1) {
         for (size_t k = 0; k < nruns[d]; k++)
@@ -379,8 +399,7 @@ static void array_fill(struct builder *b, const struct loom_type *old, int nd,
 /* Subarray (darray when distribs) layout; sets *total_p = elements of the whole array. */
 static void build_array(struct builder *b, const struct loom_type *old, int nd, const int *sizes,
                         const int *subsizes, const int *starts, const int *distribs,
-                        const int *dargs, const int *psizes, int rank, int order,
-                        MPI_Aint *total_p)
+                        const int *dargs, const int *psizes, int rank, int order, MPI_Aint *total_p)
 {
     struct run **runs = calloc((size_t)nd, sizeof *runs);
     size_t *nruns = calloc((size_t)nd, sizeof *nruns);
@@ -411,8 +430,8 @@ static void build_array(struct builder *b, const struct loom_type *old, int nd, 
             goto out;
         }
         if (distribs) {
-            runs[d] = darray_runs(sizes[i], distribs[i], dargs[i], psizes[i], coords[i],
-                                  &nruns[d], &b->nomem);
+            runs[d] = darray_runs(sizes[i], distribs[i], dargs[i], psizes[i], coords[i], &nruns[d],
+                                  &b->nomem);
         } else if (subsizes[i] > 0) {
             runs[d] = malloc(sizeof **runs);
             if (runs[d]) {
@@ -445,19 +464,45 @@ static void contents_counts(int combiner, const int *ints, int *ni, int *na, int
 {
     int c = ints ? ints[0] : 0;
     switch (combiner) {
-    case MPI_COMBINER_DUP: *ni = 0, *na = 0, *nd = 1; break;
-    case MPI_COMBINER_CONTIGUOUS: *ni = 1, *na = 0, *nd = 1; break;
-    case MPI_COMBINER_VECTOR: *ni = 3, *na = 0, *nd = 1; break;
-    case MPI_COMBINER_HVECTOR: *ni = 2, *na = 1, *nd = 1; break;
-    case MPI_COMBINER_INDEXED: *ni = 2 * c + 1, *na = 0, *nd = 1; break;
-    case MPI_COMBINER_HINDEXED: *ni = c + 1, *na = c, *nd = 1; break;
-    case MPI_COMBINER_INDEXED_BLOCK: *ni = c + 2, *na = 0, *nd = 1; break;
-    case MPI_COMBINER_HINDEXED_BLOCK: *ni = 2, *na = c, *nd = 1; break;
-    case MPI_COMBINER_STRUCT: *ni = c + 1, *na = c, *nd = c; break;
-    case MPI_COMBINER_SUBARRAY: *ni = 3 * c + 2, *na = 0, *nd = 1; break;
-    case MPI_COMBINER_DARRAY: *ni = 4 * ints[2] + 4, *na = 0, *nd = 1; break;
-    case MPI_COMBINER_RESIZED: *ni = 0, *na = 2, *nd = 1; break;
-    default: *ni = 0, *na = 0, *nd = 0; break;
+    case MPI_COMBINER_DUP:
+        *ni = 0, *na = 0, *nd = 1;
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        *ni = 1, *na = 0, *nd = 1;
+        break;
+    case MPI_COMBINER_VECTOR:
+        *ni = 3, *na = 0, *nd = 1;
+        break;
+    case MPI_COMBINER_HVECTOR:
+        *ni = 2, *na = 1, *nd = 1;
+        break;
+    case MPI_COMBINER_INDEXED:
+        *ni = 2 * c + 1, *na = 0, *nd = 1;
+        break;
+    case MPI_COMBINER_HINDEXED:
+        *ni = c + 1, *na = c, *nd = 1;
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+        *ni = c + 2, *na = 0, *nd = 1;
+        break;
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        *ni = 2, *na = c, *nd = 1;
+        break;
+    case MPI_COMBINER_STRUCT:
+        *ni = c + 1, *na = c, *nd = c;
+        break;
+    case MPI_COMBINER_SUBARRAY:
+        *ni = 3 * c + 2, *na = 0, *nd = 1;
+        break;
+    case MPI_COMBINER_DARRAY:
+        *ni = 4 * ints[2] + 4, *na = 0, *nd = 1;
+        break;
+    case MPI_COMBINER_RESIZED:
+        *ni = 0, *na = 2, *nd = 1;
+        break;
+    default:
+        *ni = 0, *na = 0, *nd = 0;
+        break;
     }
 }
 
@@ -569,8 +614,8 @@ int loom_type_create(int combiner, const int *ints, const MPI_Aint *aints,
         if (r)
             t->ub += (MPI_Aint)b.align - r;
     }
-    t->contig = t->nblocks == 1 && t->blocks[0].len == t->size &&
-                t->ub - t->lb == (MPI_Aint)t->size;
+    t->contig =
+        t->nblocks == 1 && t->blocks[0].len == t->size && t->ub - t->lb == (MPI_Aint)t->size;
     p->combiner = combiner;
     p->align = b.align;
     p->explicit_bounds = b.explicit_bounds;
@@ -624,8 +669,7 @@ int loom_type_clone(struct loom_type *t, struct loom_type **new_p)
 
 /* ---- envelope, contents, names ---- */
 
-void loom_type_envelope(const struct loom_type *t, int *ni_p, int *na_p, int *nd_p,
-                        int *combiner_p)
+void loom_type_envelope(const struct loom_type *t, int *ni_p, int *na_p, int *nd_p, int *combiner_p)
 {
     struct dt_priv *p = priv_of(t);
     *ni_p = p->ni, *na_p = p->na, *nd_p = p->nd, *combiner_p = p->combiner;

@@ -8,14 +8,14 @@
 #include "comm/comm_impl.h"
 #include "mpi/mpi_impl.h"
 
-#define COMM_ARG(c, comm, fn)                                                                   \
-    struct loom_comm *c;                                                                        \
-    do {                                                                                        \
-        int rc_ = loom_mpi_check_init(fn);                                                      \
-        if (rc_)                                                                                \
-            return rc_;                                                                         \
-        if (!(c = loom_comm_lookup(comm)))                                                      \
-            return loom_mpi_bad_comm(comm, fn);                                                 \
+#define COMM_ARG(c, comm, fn)                                                                      \
+    struct loom_comm *c;                                                                           \
+    do {                                                                                           \
+        int rc_ = loom_mpi_check_init(fn);                                                         \
+        if (rc_)                                                                                   \
+            return rc_;                                                                            \
+        if (!(c = loom_comm_lookup(comm)))                                                         \
+            return loom_mpi_bad_comm(comm, fn);                                                    \
     } while (0)
 
 static int bad_keyval(MPI_Comm comm, int keyval, const char *fn)
@@ -36,8 +36,8 @@ static int callback_class(int rc)
 }
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
-                            int *comm_keyval, void *extra_state)
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                            void *extra_state)
 {
     int rc = loom_mpi_check_init("MPI_Comm_create_keyval");
     if (rc)
@@ -88,13 +88,12 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
 {
     COMM_ARG(c, comm, "MPI_Comm_get_attr");
     if (!attribute_val || !flag)
-        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_get_attr",
-                            "%s is NULL", !flag ? "flag" : "attribute_val");
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_get_attr", "%s is NULL",
+                            !flag ? "flag" : "attribute_val");
     if (!loom_keyval_is_predefined(comm_keyval) && !loom_keyval_lookup(comm_keyval))
         return loom_mpi_err(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr",
-                            comm_keyval == MPI_KEYVAL_INVALID
-                                ? "the keyval is MPI_KEYVAL_INVALID"
-                                : "not a valid keyval of this rank");
+                            comm_keyval == MPI_KEYVAL_INVALID ? "the keyval is MPI_KEYVAL_INVALID"
+                                                              : "not a valid keyval of this rank");
     void *val;
     bool found;
     (void)loom_attr_get(c, comm_keyval, &val, &found);

@@ -33,8 +33,8 @@ int loom_mpi_bad_comm(MPI_Comm comm, const char *fn)
             return loom_mpi_err(comm, MPI_ERR_COMM, fn,
                                 "communicator 0x%x belongs to rank %d, not to this rank",
                                 (unsigned)comm, c->owner);
-        return loom_mpi_err(comm, MPI_ERR_COMM, fn,
-                            "communicator 0x%x was freed (or is stale)", (unsigned)comm);
+        return loom_mpi_err(comm, MPI_ERR_COMM, fn, "communicator 0x%x was freed (or is stale)",
+                            (unsigned)comm);
     }
     if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF)
         return loom_mpi_err(comm, MPI_ERR_COMM, fn, "MPI is not initialized on this rank");
@@ -43,21 +43,21 @@ int loom_mpi_bad_comm(MPI_Comm comm, const char *fn)
 }
 
 /* Declares c as the caller's communicator behind comm, or returns the error. */
-#define COMM_ARG(c, comm, fn)                                                                   \
-    struct loom_comm *c;                                                                        \
-    do {                                                                                        \
-        int rc_ = loom_mpi_check_init(fn);                                                      \
-        if (rc_)                                                                                \
-            return rc_;                                                                         \
-        c = loom_comm_lookup(comm);                                                             \
-        if (!c)                                                                                 \
-            return loom_mpi_bad_comm(comm, fn);                                                 \
+#define COMM_ARG(c, comm, fn)                                                                      \
+    struct loom_comm *c;                                                                           \
+    do {                                                                                           \
+        int rc_ = loom_mpi_check_init(fn);                                                         \
+        if (rc_)                                                                                   \
+            return rc_;                                                                            \
+        c = loom_comm_lookup(comm);                                                                \
+        if (!c)                                                                                    \
+            return loom_mpi_bad_comm(comm, fn);                                                    \
     } while (0)
 
-#define NULL_ARG(comm, p, fn)                                                                   \
-    do {                                                                                        \
-        if (!(p))                                                                               \
-            return loom_mpi_err(comm, MPI_ERR_ARG, fn, "%s is NULL", #p);                      \
+#define NULL_ARG(comm, p, fn)                                                                      \
+    do {                                                                                           \
+        if (!(p))                                                                                  \
+            return loom_mpi_err(comm, MPI_ERR_ARG, fn, "%s is NULL", #p);                          \
     } while (0)
 
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
@@ -153,8 +153,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 LOOM_MPI_ALIAS(Comm_split);
 
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                         MPI_Comm *newcomm)
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     COMM_ARG(c, comm, "MPI_Comm_split_type");
     NULL_ARG(comm, newcomm, "MPI_Comm_split_type");
@@ -188,8 +187,8 @@ static int check_subgroup(MPI_Comm comm, const struct loom_comm *c, const struct
     free(in);
     if (bad >= 0)
         return loom_mpi_err(comm, MPI_ERR_GROUP, fn,
-                            "rank %d of the group (world rank %d) is not in the communicator",
-                            bad, g->world[bad]);
+                            "rank %d of the group (world rank %d) is not in the communicator", bad,
+                            g->world[bad]);
     return MPI_SUCCESS;
 }
 
@@ -228,8 +227,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     if (!g)
         return rc;
     if (tag < 0)
-        return loom_mpi_err(comm, MPI_ERR_TAG, "MPI_Comm_create_group", "tag %d is negative",
-                            tag);
+        return loom_mpi_err(comm, MPI_ERR_TAG, "MPI_Comm_create_group", "tag %d is negative", tag);
     if ((rc = check_subgroup(comm, c, g, "MPI_Comm_create_group")) != MPI_SUCCESS)
         return rc;
     struct loom_comm *newc = NULL;
@@ -269,8 +267,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
-    int r = loom_members_compare(c1->sh->size, c1->sh->world_of, c2->sh->size,
-                                 c2->sh->world_of);
+    int r = loom_members_compare(c1->sh->size, c1->sh->world_of, c2->sh->size, c2->sh->world_of);
     *result = r == MPI_IDENT ? MPI_CONGRUENT : r;
     return MPI_SUCCESS;
 }

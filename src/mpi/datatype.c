@@ -62,8 +62,8 @@ static int check_blocklengths(const char *fn, int count, const int *bl)
         return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_blocklengths is NULL");
     for (int i = 0; i < count; i++)
         if (bl[i] < 0)
-            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_blocklengths[%d] = %d is negative",
-                                i, bl[i]);
+            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_blocklengths[%d] = %d is negative", i,
+                                bl[i]);
     return MPI_SUCCESS;
 }
 
@@ -248,15 +248,14 @@ static int check_order(const char *fn, int order)
     return MPI_SUCCESS;
 }
 
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
-                              const int array_of_subsizes[], const int array_of_starts[],
-                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_subarray";
     struct loom_type *old = NULL;
     int rc = ctor_start(fn, 0, newtype);
-    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)) ||
-        (rc = check_order(fn, order)))
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)) || (rc = check_order(fn, order)))
         return rc;
     if (ndims < 1)
         return loom_mpi_err(W, MPI_ERR_DIMS, fn, "ndims %d is not positive", ndims);
@@ -268,12 +267,13 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
             return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_sizes[%d] = %d is not positive", i,
                                 n);
         if (s < 0 || s > n)
-            return loom_mpi_err(W, MPI_ERR_ARG, fn,
-                                "array_of_subsizes[%d] = %d is not in [0, %d]", i, s, n);
+            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_subsizes[%d] = %d is not in [0, %d]",
+                                i, s, n);
         if (st < 0 || st > n - s)
             return loom_mpi_err(W, MPI_ERR_ARG, fn,
                                 "array_of_starts[%d] = %d puts the subarray (%d elements) outside "
-                                "the %d elements of the array", i, st, s, n);
+                                "the %d elements of the array",
+                                i, st, s, n);
     }
     int *ints = malloc((3 * (size_t)ndims + 2) * sizeof *ints);
     if (!ints)
@@ -297,8 +297,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     const char *fn = "MPI_Type_create_darray";
     struct loom_type *old = NULL;
     int rc = ctor_start(fn, 0, newtype);
-    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)) ||
-        (rc = check_order(fn, order)))
+    if (rc || (rc = type_arg(oldtype, false, fn, "oldtype", &old)) || (rc = check_order(fn, order)))
         return rc;
     if (size < 1)
         return loom_mpi_err(W, MPI_ERR_ARG, fn, "size %d is not positive", size);
@@ -313,23 +312,24 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
         int g = array_of_gsizes[i], d = array_of_distribs[i], a = array_of_dargs[i];
         int p = array_of_psizes[i];
         if (g < 1)
-            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_gsizes[%d] = %d is not positive",
-                                i, g);
+            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_gsizes[%d] = %d is not positive", i,
+                                g);
         if (p < 1)
-            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_psizes[%d] = %d is not positive",
-                                i, p);
+            return loom_mpi_err(W, MPI_ERR_ARG, fn, "array_of_psizes[%d] = %d is not positive", i,
+                                p);
         if (d != MPI_DISTRIBUTE_BLOCK && d != MPI_DISTRIBUTE_CYCLIC && d != MPI_DISTRIBUTE_NONE)
             return loom_mpi_err(W, MPI_ERR_ARG, fn,
                                 "array_of_distribs[%d] = %d is no MPI_DISTRIBUTE_ value", i, d);
         if (a != MPI_DISTRIBUTE_DFLT_DARG && a < 1)
             return loom_mpi_err(W, MPI_ERR_ARG, fn,
                                 "array_of_dargs[%d] = %d is neither positive nor "
-                                "MPI_DISTRIBUTE_DFLT_DARG", i, a);
-        if (d == MPI_DISTRIBUTE_BLOCK && a != MPI_DISTRIBUTE_DFLT_DARG &&
-            (long long)a * p < g)
+                                "MPI_DISTRIBUTE_DFLT_DARG",
+                                i, a);
+        if (d == MPI_DISTRIBUTE_BLOCK && a != MPI_DISTRIBUTE_DFLT_DARG && (long long)a * p < g)
             return loom_mpi_err(W, MPI_ERR_ARG, fn,
                                 "dimension %d: blocks of %d over %d processes do not cover %d "
-                                "elements", i, a, p, g);
+                                "elements",
+                                i, a, p, g);
         procs *= p;
         if (procs > size)
             break;
@@ -460,8 +460,8 @@ LOOM_MPI_ALIAS(Type_size_x);
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     struct loom_type *t = NULL;
-    int rc = query_start("MPI_Type_get_extent", datatype, lb && extent ? lb : NULL,
-                         "lb or extent", &t);
+    int rc =
+        query_start("MPI_Type_get_extent", datatype, lb && extent ? lb : NULL, "lb or extent", &t);
     if (rc)
         return rc;
     *lb = t->lb;
@@ -496,8 +496,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
 }
 LOOM_MPI_ALIAS(Type_get_true_extent);
 
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
-                                MPI_Count *true_extent)
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
     struct loom_type *t = NULL;
     int rc = query_start("MPI_Type_get_true_extent_x", datatype,
@@ -573,7 +572,8 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
     if (bytes > outsize - *position)
         return loom_mpi_err(comm, MPI_ERR_TRUNCATE, fn,
                             "%lld bytes of data do not fit in the %d bytes left of the output "
-                            "buffer", bytes, outsize - *position);
+                            "buffer",
+                            bytes, outsize - *position);
     if (bytes && !outbuf)
         return loom_mpi_err(comm, MPI_ERR_BUFFER, fn, "outbuf is NULL");
     loom_type_pack((char *)outbuf + *position, inbuf, t, 0, (size_t)bytes);
@@ -633,10 +633,10 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
                            int *num_datatypes, int *combiner)
 {
     struct loom_type *t = NULL;
-    int rc = query_start("MPI_Type_get_envelope", datatype,
-                         num_integers && num_addresses && num_datatypes && combiner ? (const void *)combiner
-                                                                            : NULL,
-                         "an output argument", &t);
+    int rc = query_start(
+        "MPI_Type_get_envelope", datatype,
+        num_integers && num_addresses && num_datatypes && combiner ? (const void *)combiner : NULL,
+        "an output argument", &t);
     if (rc)
         return rc;
     loom_type_envelope(t, num_integers, num_addresses, num_datatypes, combiner);
@@ -662,8 +662,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
         return loom_mpi_err(W, MPI_ERR_ARG, fn,
                             "the arrays hold (%d, %d, %d) entries; the contents need (%d, %d, %d)",
                             max_integers, max_addresses, max_datatypes, ni, na, nd);
-    if ((ni && !array_of_integers) || (na && !array_of_addresses) ||
-        (nd && !array_of_datatypes))
+    if ((ni && !array_of_integers) || (na && !array_of_addresses) || (nd && !array_of_datatypes))
         return loom_mpi_err(W, MPI_ERR_ARG, fn, "an output array is NULL");
     const int *ints;
     const MPI_Aint *aints;

@@ -23,38 +23,127 @@
 #include "util/log.h"
 
 static const char *const class_names[] = {
-    "MPI_SUCCESS", "MPI_ERR_BUFFER", "MPI_ERR_COUNT", "MPI_ERR_TYPE", "MPI_ERR_TAG",
-    "MPI_ERR_COMM", "MPI_ERR_RANK", "MPI_ERR_REQUEST", "MPI_ERR_ROOT", "MPI_ERR_GROUP",
-    "MPI_ERR_OP", "MPI_ERR_TOPOLOGY", "MPI_ERR_DIMS", "MPI_ERR_ARG", "MPI_ERR_UNKNOWN",
-    "MPI_ERR_TRUNCATE", "MPI_ERR_OTHER", "MPI_ERR_INTERN", "MPI_ERR_IN_STATUS",
-    "MPI_ERR_PENDING", "MPI_ERR_ACCESS", "MPI_ERR_AMODE", "MPI_ERR_ASSERT", "MPI_ERR_BAD_FILE",
-    "MPI_ERR_BASE", "MPI_ERR_CONVERSION", "MPI_ERR_DISP", "MPI_ERR_DUP_DATAREP",
-    "MPI_ERR_FILE_EXISTS", "MPI_ERR_FILE_IN_USE", "MPI_ERR_FILE", "MPI_ERR_INFO_KEY",
-    "MPI_ERR_INFO_NOKEY", "MPI_ERR_INFO_VALUE", "MPI_ERR_INFO", "MPI_ERR_IO", "MPI_ERR_KEYVAL",
-    "MPI_ERR_LOCKTYPE", "MPI_ERR_NAME", "MPI_ERR_NO_MEM", "MPI_ERR_NOT_SAME", "MPI_ERR_NO_SPACE",
-    "MPI_ERR_NO_SUCH_FILE", "MPI_ERR_PORT", "MPI_ERR_QUOTA", "MPI_ERR_READ_ONLY",
-    "MPI_ERR_RMA_CONFLICT", "MPI_ERR_RMA_SYNC", "MPI_ERR_SERVICE", "MPI_ERR_SIZE",
-    "MPI_ERR_SPAWN", "MPI_ERR_UNSUPPORTED_DATAREP", "MPI_ERR_UNSUPPORTED_OPERATION",
-    "MPI_ERR_WIN", "MPI_ERR_RMA_RANGE", "MPI_ERR_RMA_ATTACH", "MPI_ERR_RMA_SHARED",
-    "MPI_ERR_RMA_FLAVOR", "MPI_T_ERR_MEMORY",
+    "MPI_SUCCESS",
+    "MPI_ERR_BUFFER",
+    "MPI_ERR_COUNT",
+    "MPI_ERR_TYPE",
+    "MPI_ERR_TAG",
+    "MPI_ERR_COMM",
+    "MPI_ERR_RANK",
+    "MPI_ERR_REQUEST",
+    "MPI_ERR_ROOT",
+    "MPI_ERR_GROUP",
+    "MPI_ERR_OP",
+    "MPI_ERR_TOPOLOGY",
+    "MPI_ERR_DIMS",
+    "MPI_ERR_ARG",
+    "MPI_ERR_UNKNOWN",
+    "MPI_ERR_TRUNCATE",
+    "MPI_ERR_OTHER",
+    "MPI_ERR_INTERN",
+    "MPI_ERR_IN_STATUS",
+    "MPI_ERR_PENDING",
+    "MPI_ERR_ACCESS",
+    "MPI_ERR_AMODE",
+    "MPI_ERR_ASSERT",
+    "MPI_ERR_BAD_FILE",
+    "MPI_ERR_BASE",
+    "MPI_ERR_CONVERSION",
+    "MPI_ERR_DISP",
+    "MPI_ERR_DUP_DATAREP",
+    "MPI_ERR_FILE_EXISTS",
+    "MPI_ERR_FILE_IN_USE",
+    "MPI_ERR_FILE",
+    "MPI_ERR_INFO_KEY",
+    "MPI_ERR_INFO_NOKEY",
+    "MPI_ERR_INFO_VALUE",
+    "MPI_ERR_INFO",
+    "MPI_ERR_IO",
+    "MPI_ERR_KEYVAL",
+    "MPI_ERR_LOCKTYPE",
+    "MPI_ERR_NAME",
+    "MPI_ERR_NO_MEM",
+    "MPI_ERR_NOT_SAME",
+    "MPI_ERR_NO_SPACE",
+    "MPI_ERR_NO_SUCH_FILE",
+    "MPI_ERR_PORT",
+    "MPI_ERR_QUOTA",
+    "MPI_ERR_READ_ONLY",
+    "MPI_ERR_RMA_CONFLICT",
+    "MPI_ERR_RMA_SYNC",
+    "MPI_ERR_SERVICE",
+    "MPI_ERR_SIZE",
+    "MPI_ERR_SPAWN",
+    "MPI_ERR_UNSUPPORTED_DATAREP",
+    "MPI_ERR_UNSUPPORTED_OPERATION",
+    "MPI_ERR_WIN",
+    "MPI_ERR_RMA_RANGE",
+    "MPI_ERR_RMA_ATTACH",
+    "MPI_ERR_RMA_SHARED",
+    "MPI_ERR_RMA_FLAVOR",
+    "MPI_T_ERR_MEMORY",
 };
 
 static const char *const class_texts[] = {
-    "no error", "invalid buffer pointer", "invalid count argument", "invalid datatype",
-    "invalid tag", "invalid communicator", "invalid rank", "invalid request", "invalid root",
-    "invalid group", "invalid operation", "invalid topology", "invalid dimension argument",
-    "invalid argument", "unknown error", "message truncated on receive", "other error",
-    "internal error", "error code is in status", "pending request", "permission denied",
-    "invalid file access mode", "invalid assertion", "invalid file name", "invalid base",
-    "unsupported data conversion", "invalid displacement", "duplicate data representation",
-    "file exists", "file in use", "invalid file", "invalid info key", "info key not defined",
-    "invalid info value", "invalid info object", "I/O error", "invalid keyval",
-    "invalid lock type", "name not found", "out of memory", "collective argument not identical",
-    "no space left", "no such file", "invalid port", "quota exceeded", "read-only file",
-    "conflicting RMA accesses", "wrong RMA synchronization", "invalid service name",
-    "invalid size", "spawn error", "unsupported data representation", "unsupported operation",
-    "invalid window", "RMA address out of range", "RMA attach error", "RMA shared memory error",
-    "RMA flavor error", "MPI_T memory allocation failed",
+    "no error",
+    "invalid buffer pointer",
+    "invalid count argument",
+    "invalid datatype",
+    "invalid tag",
+    "invalid communicator",
+    "invalid rank",
+    "invalid request",
+    "invalid root",
+    "invalid group",
+    "invalid operation",
+    "invalid topology",
+    "invalid dimension argument",
+    "invalid argument",
+    "unknown error",
+    "message truncated on receive",
+    "other error",
+    "internal error",
+    "error code is in status",
+    "pending request",
+    "permission denied",
+    "invalid file access mode",
+    "invalid assertion",
+    "invalid file name",
+    "invalid base",
+    "unsupported data conversion",
+    "invalid displacement",
+    "duplicate data representation",
+    "file exists",
+    "file in use",
+    "invalid file",
+    "invalid info key",
+    "info key not defined",
+    "invalid info value",
+    "invalid info object",
+    "I/O error",
+    "invalid keyval",
+    "invalid lock type",
+    "name not found",
+    "out of memory",
+    "collective argument not identical",
+    "no space left",
+    "no such file",
+    "invalid port",
+    "quota exceeded",
+    "read-only file",
+    "conflicting RMA accesses",
+    "wrong RMA synchronization",
+    "invalid service name",
+    "invalid size",
+    "spawn error",
+    "unsupported data representation",
+    "unsupported operation",
+    "invalid window",
+    "RMA address out of range",
+    "RMA attach error",
+    "RMA shared memory error",
+    "RMA flavor error",
+    "MPI_T memory allocation failed",
 };
 
 const char *loom_mpi_class_name(int errclass)
@@ -150,8 +239,7 @@ int PMPI_Add_error_class(int *errorclass)
                             "errorclass is NULL");
     int c = loom_user_code_add(-1);
     if (c < 0)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_class",
-                            "out of memory");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_class", "out of memory");
     *errorclass = c;
     return MPI_SUCCESS;
 }
@@ -163,16 +251,14 @@ int PMPI_Add_error_code(int errorclass, int *errorcode)
     if (rc)
         return rc;
     if (!errorcode)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
-                            "errorcode is NULL");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code", "errorcode is NULL");
     int c = class_of(errorclass);
     if (c < 0 || c != errorclass)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
                             "%d is not an error class", errorclass);
     int code = loom_user_code_add(errorclass);
     if (code < 0)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_code",
-                            "out of memory");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_code", "out of memory");
     *errorcode = code;
     return MPI_SUCCESS;
 }
@@ -184,8 +270,7 @@ int PMPI_Add_error_string(int errorcode, const char *string)
     if (rc)
         return rc;
     if (!string)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
-                            "string is NULL");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string", "string is NULL");
     struct loom_user_code *u = loom_user_code(errorcode);
     if (!u)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
@@ -216,8 +301,8 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
     if (rc)
         return rc;
     if (!fn || !errhandler)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_create_errhandler",
-                            "%s is NULL", !fn ? "the function" : "errhandler");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "%s is NULL",
+                            !fn ? "the function" : "errhandler");
     if (loom_errhandler_create(fn, errhandler) != LOOM_OK)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler",
                             "out of memory");

@@ -19,20 +19,20 @@ static int bad_group(MPI_Group h, const char *fn)
                         (unsigned)h);
 }
 
-#define GROUP_ARG(g, h, fn)                                                                     \
-    struct loom_group *g;                                                                       \
-    do {                                                                                        \
-        int rc_ = loom_mpi_check_init(fn);                                                      \
-        if (rc_)                                                                                \
-            return rc_;                                                                         \
-        if (!(g = loom_group_lookup(h)))                                                        \
-            return bad_group(h, fn);                                                            \
+#define GROUP_ARG(g, h, fn)                                                                        \
+    struct loom_group *g;                                                                          \
+    do {                                                                                           \
+        int rc_ = loom_mpi_check_init(fn);                                                         \
+        if (rc_)                                                                                   \
+            return rc_;                                                                            \
+        if (!(g = loom_group_lookup(h)))                                                           \
+            return bad_group(h, fn);                                                               \
     } while (0)
 
-#define NULL_ARG(p, fn)                                                                         \
-    do {                                                                                        \
-        if (!(p))                                                                               \
-            return loom_mpi_err(W, MPI_ERR_ARG, fn, "%s is NULL", #p);                         \
+#define NULL_ARG(p, fn)                                                                            \
+    do {                                                                                           \
+        if (!(p))                                                                                  \
+            return loom_mpi_err(W, MPI_ERR_ARG, fn, "%s is NULL", #p);                             \
     } while (0)
 
 static int nomem(const char *fn)
@@ -200,8 +200,8 @@ static int check_ranks(const struct loom_group *g, int n, const int ranks[], uns
 
 /* The ranks of g selected (keep = 1) or not (keep = 0) by sel, in g's order,
  * or in the order of order[0..n) when given. */
-static int select_group(const struct loom_group *g, const unsigned char *sel, int keep,
-                        int n, const int *order, MPI_Group *newgroup, const char *fn)
+static int select_group(const struct loom_group *g, const unsigned char *sel, int keep, int n,
+                        const int *order, MPI_Group *newgroup, const char *fn)
 {
     int *w = malloc((size_t)(g->size + 1) * sizeof *w);
     if (!w)
@@ -261,19 +261,17 @@ static int expand_ranges(const struct loom_group *g, int n, int ranges[][3], int
         if (stride == 0)
             return loom_mpi_err(W, MPI_ERR_ARG, fn, "ranges[%d] has stride 0", i);
         if (first < 0 || first >= g->size)
-            return loom_mpi_err(W, MPI_ERR_RANK, fn, "rank %d is not in a group of size %d",
-                                first, g->size);
+            return loom_mpi_err(W, MPI_ERR_RANK, fn, "rank %d is not in a group of size %d", first,
+                                g->size);
         if (last < 0 || last >= g->size)
-            return loom_mpi_err(W, MPI_ERR_RANK, fn, "rank %d is not in a group of size %d",
-                                last, g->size);
+            return loom_mpi_err(W, MPI_ERR_RANK, fn, "rank %d is not in a group of size %d", last,
+                                g->size);
         if ((stride > 0 && first > last) || (stride < 0 && first < last))
-            return loom_mpi_err(W, MPI_ERR_ARG, fn,
-                                "ranges[%d] = (%d, %d, %d) runs the wrong way", i, first, last,
-                                stride);
+            return loom_mpi_err(W, MPI_ERR_ARG, fn, "ranges[%d] = (%d, %d, %d) runs the wrong way",
+                                i, first, last, stride);
         total += (last - first) / stride + 1;
         if (total > g->size)
-            return loom_mpi_err(W, MPI_ERR_RANK, fn, "the ranges name more than %d ranks",
-                                g->size);
+            return loom_mpi_err(W, MPI_ERR_RANK, fn, "the ranges name more than %d ranks", g->size);
     }
     int *list = malloc((size_t)(total + 1) * sizeof *list);
     if (!list)

@@ -10,16 +10,16 @@
 
 #define W MPI_COMM_WORLD
 
-#define INFO_ARG(in, h, fn)                                                                     \
-    struct loom_info *in;                                                                       \
-    do {                                                                                        \
-        int rc_ = loom_mpi_check_init(fn);                                                      \
-        if (rc_)                                                                                \
-            return rc_;                                                                         \
-        if (!(in = loom_info_lookup(h)))                                                        \
-            return loom_mpi_err(W, MPI_ERR_INFO, fn,                                            \
-                                (h) == MPI_INFO_NULL ? "the info is MPI_INFO_NULL"              \
-                                                     : "not a valid info object of this rank"); \
+#define INFO_ARG(in, h, fn)                                                                        \
+    struct loom_info *in;                                                                          \
+    do {                                                                                           \
+        int rc_ = loom_mpi_check_init(fn);                                                         \
+        if (rc_)                                                                                   \
+            return rc_;                                                                            \
+        if (!(in = loom_info_lookup(h)))                                                           \
+            return loom_mpi_err(W, MPI_ERR_INFO, fn,                                               \
+                                (h) == MPI_INFO_NULL ? "the info is MPI_INFO_NULL"                 \
+                                                     : "not a valid info object of this rank");    \
     } while (0)
 
 static int check_key(const char *key, const char *fn)
@@ -30,8 +30,8 @@ static int check_key(const char *key, const char *fn)
     if (n == 0)
         return loom_mpi_err(W, MPI_ERR_INFO_KEY, fn, "the key is empty");
     if (n > MPI_MAX_INFO_KEY)
-        return loom_mpi_err(W, MPI_ERR_INFO_KEY, fn,
-                            "the key is %zu characters long (at most %d)", n, MPI_MAX_INFO_KEY);
+        return loom_mpi_err(W, MPI_ERR_INFO_KEY, fn, "the key is %zu characters long (at most %d)",
+                            n, MPI_MAX_INFO_KEY);
     return MPI_SUCCESS;
 }
 
@@ -70,8 +70,7 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
         return loom_mpi_err(W, MPI_ERR_INFO_VALUE, "MPI_Info_set", "the value is empty");
     if (n > MPI_MAX_INFO_VAL)
         return loom_mpi_err(W, MPI_ERR_INFO_VALUE, "MPI_Info_set",
-                            "the value is %zu characters long (at most %d)", n,
-                            MPI_MAX_INFO_VAL);
+                            "the value is %zu characters long (at most %d)", n, MPI_MAX_INFO_VAL);
     if (loom_info_set(in, key, value) != LOOM_OK)
         return loom_mpi_err(W, MPI_ERR_NO_MEM, "MPI_Info_set", "out of memory");
     return MPI_SUCCESS;
@@ -101,11 +100,9 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
     if (rc)
         return rc;
     if (valuelen < 0)
-        return loom_mpi_err(W, MPI_ERR_ARG, "MPI_Info_get", "valuelen = %d is negative",
-                            valuelen);
+        return loom_mpi_err(W, MPI_ERR_ARG, "MPI_Info_get", "valuelen = %d is negative", valuelen);
     if (!value || !flag)
-        return loom_mpi_err(W, MPI_ERR_ARG, "MPI_Info_get", "%s is NULL",
-                            !flag ? "flag" : "value");
+        return loom_mpi_err(W, MPI_ERR_ARG, "MPI_Info_get", "%s is NULL", !flag ? "flag" : "value");
     int i = loom_info_find(in, key);
     *flag = i >= 0;
     if (i >= 0) {

@@ -16,7 +16,7 @@
 #include "util/common.h"
 
 /* MPI_x is a weak alias of PMPI_x, so a profiling library can define MPI_x. */
-#define LOOM_MPI_ALIAS(name)                                                                    \
+#define LOOM_MPI_ALIAS(name)                                                                       \
     extern __typeof__(LPMPI_##name) LMPI_##name __attribute__((weak, alias("LPMPI_" #name)))
 
 struct loom_mpi_rank {

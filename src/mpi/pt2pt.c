@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,9 +48,9 @@ static int check_buf(const char *fn, MPI_Comm comm, const void *buf, int count, 
     if (!t->committed)
         return loom_mpi_err(comm, MPI_ERR_TYPE, fn, "the datatype is not committed");
     if (!buf && count > 0 && t->size > 0 && t->true_lb == 0)
-        return loom_mpi_err(comm, MPI_ERR_BUFFER, fn,
-                            "buffer is NULL for %d elements of a datatype with relative displacements",
-                            count);
+        return loom_mpi_err(
+            comm, MPI_ERR_BUFFER, fn,
+            "buffer is NULL for %d elements of a datatype with relative displacements", count);
     *t_p = t;
     return MPI_SUCCESS;
 }
@@ -296,7 +297,8 @@ LOOM_MPI_ALIAS(Bsend);
 int PMPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    return post_send("MPI_Isend", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, false, req);
+    return post_send("MPI_Isend", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, false,
+                     req);
 }
 LOOM_MPI_ALIAS(Isend);
 
@@ -317,35 +319,40 @@ LOOM_MPI_ALIAS(Irsend);
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                 MPI_Request *req)
 {
-    return post_send("MPI_Ibsend", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED, false, req);
+    return post_send("MPI_Ibsend", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED, false,
+                     req);
 }
 LOOM_MPI_ALIAS(Ibsend);
 
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                    MPI_Request *req)
 {
-    return post_send("MPI_Send_init", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, true, req);
+    return post_send("MPI_Send_init", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, true,
+                     req);
 }
 LOOM_MPI_ALIAS(Send_init);
 
 int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request *req)
 {
-    return post_send("MPI_Ssend_init", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC, true, req);
+    return post_send("MPI_Ssend_init", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC, true,
+                     req);
 }
 LOOM_MPI_ALIAS(Ssend_init);
 
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request *req)
 {
-    return post_send("MPI_Rsend_init", buf, count, type, dest, tag, comm, LOOM_MODE_READY, true, req);
+    return post_send("MPI_Rsend_init", buf, count, type, dest, tag, comm, LOOM_MODE_READY, true,
+                     req);
 }
 LOOM_MPI_ALIAS(Rsend_init);
 
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request *req)
 {
-    return post_send("MPI_Bsend_init", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED, true, req);
+    return post_send("MPI_Bsend_init", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED, true,
+                     req);
 }
 LOOM_MPI_ALIAS(Bsend_init);
 
@@ -383,7 +390,8 @@ int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, in
     int rc = post_recv("MPI_Sendrecv", rbuf, rcount, rtype, src, rtag, comm, false, &rr);
     if (rc)
         return rc;
-    rc = post_send("MPI_Sendrecv", sbuf, scount, stype, dest, stag, comm, LOOM_MODE_STANDARD, false, &sr);
+    rc = post_send("MPI_Sendrecv", sbuf, scount, stype, dest, stag, comm, LOOM_MODE_STANDARD, false,
+                   &sr);
     if (rc) {
         loom_p2p_cancel(rr);
         loom_req_free(rr);
@@ -627,7 +635,8 @@ static int collect_done(const char *fn, int incount, MPI_Request reqs[], int *ou
     }
     *outcount = active ? n : MPI_UNDEFINED;
     if (failed)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn, "a request failed; see the statuses");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn,
+                            "a request failed; see the statuses");
     return MPI_SUCCESS;
 }
 
@@ -638,7 +647,8 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     if (rc)
         return rc;
     if (!outcount || (incount > 0 && !indices))
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitsome", "outcount or indices is NULL");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitsome",
+                            "outcount or indices is NULL");
     while (find_done(incount, reqs) == -1) {
         loom_req *set[incount];
         for (int k = 0; k < incount; k++)
@@ -656,7 +666,8 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     if (rc)
         return rc;
     if (!outcount || (incount > 0 && !indices))
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testsome", "outcount or indices is NULL");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testsome",
+                            "outcount or indices is NULL");
     rc = collect_done("MPI_Testsome", incount, reqs, outcount, indices, statuses);
     if (*outcount == 0)
         loom_ult_yield();
@@ -713,9 +724,11 @@ int PMPI_Start(MPI_Request *req)
     if ((rc = check_req("MPI_Start", *req)))
         return rc;
     if (!(*req)->persistent)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start", "the request is not persistent");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start",
+                            "the request is not persistent");
     if ((*req)->active)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start", "the request is already active");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start",
+                            "the request is already active");
     return start(*req);
 }
 LOOM_MPI_ALIAS(Start);
@@ -726,7 +739,8 @@ int PMPI_Startall(int count, MPI_Request reqs[])
     if (rc)
         return rc;
     if (count < 0 || (count > 0 && !reqs))
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Startall", "bad count or request array");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Startall",
+                            "bad count or request array");
     for (int i = 0; i < count; i++)
         if ((rc = PMPI_Start(&reqs[i])))
             return rc;
@@ -752,7 +766,8 @@ LOOM_MPI_ALIAS(Cancel);
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
     if (!status || status == MPI_STATUS_IGNORE || !flag)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled", "status or flag is NULL");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled",
+                            "status or flag is NULL");
     *flag = status->loom_cancelled;
     return MPI_SUCCESS;
 }
@@ -860,7 +875,8 @@ static int matched_recv(const char *fn, void *buf, int count, MPI_Datatype type,
         struct loom_envelope *e = (struct loom_envelope *)*msg;
         if (e->magic != LOOM_ENV_MAGIC) {
             loom_req_free(r);
-            return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "invalid or already received message");
+            return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn,
+                                "invalid or already received message");
         }
         loom_p2p_recv_envelope(r, e);
     }
@@ -894,7 +910,7 @@ LOOM_MPI_ALIAS(Imrecv);
 struct bchunk {
     char *at;
     size_t len;
-    loom_req *send;             /* the internal send from this chunk */
+    loom_req *send; /* the internal send from this chunk */
     struct bchunk *next;
 };
 
@@ -904,18 +920,22 @@ struct bsend_state {
     struct bchunk *used;
 };
 
-static struct bsend_state *bsend_states;
+static struct bsend_state *_Atomic bsend_states;
 
 static struct bsend_state *bsend_self(void)
 {
-    if (!bsend_states) {
+    struct bsend_state *all = atomic_load_explicit(&bsend_states, memory_order_acquire);
+    if (!all) {
         static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
         pthread_mutex_lock(&m);
-        if (!bsend_states)
-            bsend_states = calloc((size_t)loom_job.nranks, sizeof *bsend_states);
+        all = atomic_load_explicit(&bsend_states, memory_order_relaxed);
+        if (!all) {
+            all = calloc((size_t)loom_job.nranks, sizeof *all);
+            atomic_store_explicit(&bsend_states, all, memory_order_release);
+        }
         pthread_mutex_unlock(&m);
     }
-    return &bsend_states[loom_rank_self()->rank];
+    return &all[loom_rank_self()->rank];
 }
 
 /* Frees the chunks whose sends have completed. */

@@ -15,7 +15,7 @@
 #include "runtime/job.h"
 #include "util/log.h"
 
-#define ENV_SMALL 256            /* payload bytes kept in a small envelope */
+#define ENV_SMALL  256 /* payload bytes kept in a small envelope */
 #define POOL_CHUNK 64
 
 size_t loom_p2p_eager_max = 16384;
@@ -25,7 +25,7 @@ struct p2p_rank {
     _Atomic int lock;
     loom_req *posted_head, *posted_tail;
     struct loom_envelope *unexp_head, *unexp_tail;
-    _Atomic uint32_t unexp_seq;          /* bumped on each unexpected arrival */
+    _Atomic uint32_t unexp_seq; /* bumped on each unexpected arrival */
     loom_waiter_slot probe_waiter LOOM_ALIGNED_CL;
     /* Envelopes this rank sent that receivers have finished with. */
     _Atomic(struct loom_envelope *) env_returned[2] LOOM_ALIGNED_CL;
@@ -73,9 +73,7 @@ int loom_p2p_rank_init(int world_rank)
     return LOOM_OK;
 }
 
-void loom_p2p_rank_fini(int world_rank)
-{
-}
+void loom_p2p_rank_fini(int world_rank) {}
 
 /* ---- pools -------------------------------------------------------------- */
 
@@ -298,7 +296,8 @@ void loom_p2p_start_send(loom_req *req, int me)
     else
         p->unexp_head = e;
     p->unexp_tail = e;
-    atomic_store_explicit(&p->unexp_seq, atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) + 1,
+    atomic_store_explicit(&p->unexp_seq,
+                          atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) + 1,
                           memory_order_seq_cst);
     unlock(p);
     loom_ult_notify(&p->probe_waiter);

@@ -40,7 +40,7 @@ struct loom_envelope;
 enum loom_req_kind { LOOM_REQ_SEND = 1, LOOM_REQ_RECV, LOOM_REQ_GENERIC };
 enum loom_send_mode { LOOM_MODE_STANDARD, LOOM_MODE_SYNC, LOOM_MODE_READY, LOOM_MODE_BUFFERED };
 
-#define LOOM_REQ_MAGIC 0x4c52u      /* a live request */
+#define LOOM_REQ_MAGIC 0x4c52u /* a live request */
 #define LOOM_REQ_FREED 0xdeadu
 
 /* MPI_Request points at one of these. The first cache line holds what a
@@ -48,18 +48,18 @@ enum loom_send_mode { LOOM_MODE_STANDARD, LOOM_MODE_SYNC, LOOM_MODE_READY, LOOM_
 struct LMPI_Request_s {
     /* matching (receives) */
     uint32_t ctx;
-    int peer;                   /* source (recv) or destination (send), comm rank */
+    int peer; /* source (recv) or destination (send), comm rank */
     int tag;
     uint16_t magic;
-    uint8_t kind;               /* enum loom_req_kind */
-    uint8_t mode;               /* enum loom_send_mode */
+    uint8_t kind; /* enum loom_req_kind */
+    uint8_t mode; /* enum loom_send_mode */
     void *buf;
     struct loom_type *type;
     size_t count;
-    size_t bytes;               /* message bytes (send) or capacity (recv) */
-    _Atomic uint32_t done;      /* set last by whoever completes the request */
+    size_t bytes;          /* message bytes (send) or capacity (recv) */
+    _Atomic uint32_t done; /* set last by whoever completes the request */
     loom_waiter_slot waiter;
-    struct LMPI_Request_s *next;/* posted queue, pool free list */
+    struct LMPI_Request_s *next; /* posted queue, pool free list */
     /* completion results */
     int status_source, status_tag, status_error;
     bool cancelled;
@@ -67,10 +67,10 @@ struct LMPI_Request_s {
     /* the owner's side */
     bool persistent, active, orphan;
     struct loom_comm *comm;
-    int owner;                  /* world rank that owns the request */
-    struct loom_envelope *env;  /* a rendezvous send's envelope while queued */
-    int dest_world;             /* send: the receiver's world rank */
-    void *bsend_chunk;          /* buffered send: the chunk to release */
+    int owner;                 /* world rank that owns the request */
+    struct loom_envelope *env; /* a rendezvous send's envelope while queued */
+    int dest_world;            /* send: the receiver's world rank */
+    void *bsend_chunk;         /* buffered send: the chunk to release */
     struct LMPI_Request_s *pool_next;
 } LOOM_ALIGNED_CL;
 
@@ -80,15 +80,15 @@ typedef struct LMPI_Request_s loom_req;
 struct loom_envelope {
     struct loom_envelope *next;
     uint32_t ctx;
-    int src, tag;               /* comm rank of the sender */
+    int src, tag; /* comm rank of the sender */
     size_t bytes;
-    loom_req *sreq;             /* rendezvous and synchronous sends: the sender */
+    loom_req *sreq; /* rendezvous and synchronous sends: the sender */
     bool rndv;
-    uint8_t cls;                /* pool class: 0 small, 1 eager-sized */
-    int owner;                  /* world rank whose pool holds it */
-    uint16_t magic;             /* LOOM_ENV_MAGIC while live */
-    char *data;                 /* eager payload */
-    char inline_data[];         /* small payloads live here */
+    uint8_t cls;        /* pool class: 0 small, 1 eager-sized */
+    int owner;          /* world rank whose pool holds it */
+    uint16_t magic;     /* LOOM_ENV_MAGIC while live */
+    char *data;         /* eager payload */
+    char inline_data[]; /* small payloads live here */
 };
 #define LOOM_ENV_MAGIC 0x4c45u
 

@@ -25,8 +25,9 @@ struct loom_app_note {
     char name[8];
     uint32_t abi;
 };
-__attribute__((section(".note.loom"), aligned(4), used)) static const struct loom_app_note
-    loom_note = {5, 4, 0x4c4f4f4d /* "LOOM" */, "Loom", 1};
+__attribute__((section(".note.loom"), aligned(4),
+               used)) static const struct loom_app_note loom_note = {5, 4, 0x4c4f4f4d /* "LOOM" */,
+                                                                     "Loom", 1};
 
 extern void *__dso_handle;
 void __cxa_finalize(void *dso);

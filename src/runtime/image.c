@@ -36,7 +36,7 @@
 
 #define LOOM_NOTE_TYPE 0x4c4f4f4du
 
-static char *image;     /* the trimmed image every copy is made from */
+static char *image; /* the trimmed image every copy is made from */
 static size_t image_len;
 
 #if defined(__LP64__)
@@ -53,7 +53,8 @@ static const ehdr_t *check_elf(const char *p, size_t len, char *why, size_t whyl
         snprintf(why, whylen, "not an ELF file");
         return NULL;
     }
-    if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phoff + (size_t)eh->e_phnum * sizeof(phdr_t) > len) {
+    if (eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_phoff + (size_t)eh->e_phnum * sizeof(phdr_t) > len) {
         snprintf(why, whylen, "not a 64-bit ELF file for this machine");
         return NULL;
     }

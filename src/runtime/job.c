@@ -42,16 +42,26 @@ static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SI
 static const char *sig_name(int sig)
 {
     switch (sig) {
-    case SIGSEGV: return "Segmentation fault";
-    case SIGBUS: return "Bus error";
-    case SIGFPE: return "Floating point exception";
-    case SIGILL: return "Illegal instruction";
-    case SIGABRT: return "Aborted";
-    case SIGTRAP: return "Trace/breakpoint trap";
-    case SIGINT: return "Interrupt";
-    case SIGTERM: return "Terminated";
-    case SIGHUP: return "Hangup";
-    default: return "signal";
+    case SIGSEGV:
+        return "Segmentation fault";
+    case SIGBUS:
+        return "Bus error";
+    case SIGFPE:
+        return "Floating point exception";
+    case SIGILL:
+        return "Illegal instruction";
+    case SIGABRT:
+        return "Aborted";
+    case SIGTRAP:
+        return "Trace/breakpoint trap";
+    case SIGINT:
+        return "Interrupt";
+    case SIGTERM:
+        return "Terminated";
+    case SIGHUP:
+        return "Hangup";
+    default:
+        return "signal";
     }
 }
 
@@ -125,12 +135,16 @@ static void install_signal_handlers(void)
 /* Each worker gets its own signal stack: a crash may be a stack overflow. */
 static void worker_start(int w)
 {
+    /* A sanitizer runtime may already have given the thread a signal stack
+     * that it unmaps itself at thread exit: keep that one. */
     stack_t ss;
-    ss.ss_size = 64 * 1024;
-    ss.ss_sp = malloc(ss.ss_size);
-    ss.ss_flags = 0;
-    if (ss.ss_sp)
-        sigaltstack(&ss, NULL);
+    if (sigaltstack(NULL, &ss) != 0 || (ss.ss_flags & SS_DISABLE)) {
+        ss.ss_size = 64 * 1024;
+        ss.ss_sp = malloc(ss.ss_size);
+        ss.ss_flags = 0;
+        if (ss.ss_sp)
+            sigaltstack(&ss, NULL);
+    }
     char name[16];
     snprintf(name, sizeof name, "loom-w%d", w);
     pthread_setname_np(pthread_self(), name);
@@ -231,8 +245,9 @@ int loom_job_run(const struct loom_job_spec *spec)
         fprintf(stderr, "loom: topology: %s; %d worker(s)\n", topo_desc, placement.nworkers);
         for (int i = 0; i < spec->nranks; i++) {
             int w = placement.worker_of_rank[i];
-            fprintf(stderr, "loom: rank %d on worker %d: core %d, l3 %d, numa %d, package %d, cpu %d\n",
-                    i, w, placement.domain[LOOM_LEVEL_CORE][w], placement.domain[LOOM_LEVEL_L3][w],
+            fprintf(stderr,
+                    "loom: rank %d on worker %d: core %d, l3 %d, numa %d, package %d, cpu %d\n", i,
+                    w, placement.domain[LOOM_LEVEL_CORE][w], placement.domain[LOOM_LEVEL_L3][w],
                     placement.domain[LOOM_LEVEL_NUMA][w], placement.domain[LOOM_LEVEL_PACKAGE][w],
                     placement.cpu_of_worker[w]);
         }
@@ -243,11 +258,13 @@ int loom_job_run(const struct loom_job_spec *spec)
     loom_job.stack_size = spec->stack_size;
     loom_job.program = spec->program;
     loom_job.worker_of_rank = placement.worker_of_rank;
-    loom_job.ranks = aligned_alloc(LOOM_CACHE_LINE, (size_t)spec->nranks * sizeof(struct loom_rank));
+    loom_job.ranks =
+        aligned_alloc(LOOM_CACHE_LINE, (size_t)spec->nranks * sizeof(struct loom_rank));
     if (!loom_job.ranks)
         return 1;
     memset(loom_job.ranks, 0, (size_t)spec->nranks * sizeof(struct loom_rank));
-    if (loom_stdio_init(spec->tag_output) != LOOM_OK || loom_image_prepare(spec->program) != LOOM_OK)
+    if (loom_stdio_init(spec->tag_output) != LOOM_OK ||
+        loom_image_prepare(spec->program) != LOOM_OK)
         return 1;
     install_signal_handlers();
     struct loom_sched_params sp = {

@@ -25,15 +25,15 @@ enum loom_map { LOOM_MAP_CORE, LOOM_MAP_L3, LOOM_MAP_NUMA, LOOM_MAP_PACKAGE };
 
 struct loom_job_spec {
     int nranks;
-    int nworkers;            /* 0: one per core of the allowed cpuset */
-    size_t stack_size;       /* per rank */
+    int nworkers;      /* 0: one per core of the allowed cpuset */
+    size_t stack_size; /* per rank */
     enum loom_bind bind;
     enum loom_map map;
     bool tag_output;
-    bool report_bindings;    /* print where each rank runs */
-    double timeout_s;        /* 0: none */
-    const char *program;     /* path of the Loom program */
-    int argc;                /* argv[0] is the program as typed */
+    bool report_bindings; /* print where each rank runs */
+    double timeout_s;     /* 0: none */
+    const char *program;  /* path of the Loom program */
+    int argc;             /* argv[0] is the program as typed */
     char **argv;
 };
 
@@ -47,27 +47,27 @@ enum loom_rank_state { LOOM_RANK_NEW, LOOM_RANK_RUNNING, LOOM_RANK_DONE };
 enum loom_mpi_state { LOOM_MPI_NONE, LOOM_MPI_INITIALIZED, LOOM_MPI_FINALIZED };
 
 struct loom_rank {
-    int rank;                     /* in MPI_COMM_WORLD */
+    int rank; /* in MPI_COMM_WORLD */
     int worker;
-    struct loom_ult *ult;         /* NULL for a singleton */
-    void *dl;                     /* this rank's copy of the program */
+    struct loom_ult *ult; /* NULL for a singleton */
+    void *dl;             /* this rank's copy of the program */
     int memfd;
     int argc;
-    char **argv;                  /* private copy */
+    char **argv; /* private copy */
     int exit_status;
     enum loom_rank_state state;
     enum loom_mpi_state mpi_state;
-    jmp_buf exit_jb;              /* where exit() in the rank lands */
-    bool run_atexit;              /* exit() (true) or _exit() (false) */
-    bool in_fini;                 /* running its atexit handlers */
-    struct loom_outbuf out, err;  /* partial output lines */
-    void *mpi;                    /* the MPI layer's per-rank state */
+    jmp_buf exit_jb;             /* where exit() in the rank lands */
+    bool run_atexit;             /* exit() (true) or _exit() (false) */
+    bool in_fini;                /* running its atexit handlers */
+    struct loom_outbuf out, err; /* partial output lines */
+    void *mpi;                   /* the MPI layer's per-rank state */
 } LOOM_ALIGNED_CL;
 
 struct loom_job {
     int nranks;
     int nworkers;
-    bool singleton;               /* ./app run directly */
+    bool singleton; /* ./app run directly */
     bool tag_output;
     size_t stack_size;
     struct loom_rank *ranks;

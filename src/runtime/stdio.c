@@ -69,7 +69,8 @@ static void emit(int fd, const struct loom_rank *r, const char *p, size_t n)
         return;
     }
     char prefix[48];
-    int plen = snprintf(prefix, sizeof prefix, "[1,%d]<%s>:", r->rank, fd == 1 ? "stdout" : "stderr");
+    int plen =
+        snprintf(prefix, sizeof prefix, "[1,%d]<%s>:", r->rank, fd == 1 ? "stdout" : "stderr");
     size_t lines = 1;
     for (size_t i = 0; i + 1 < n; i++)
         lines += p[i] == '\n';

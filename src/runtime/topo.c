@@ -74,8 +74,9 @@ void loom_topo_describe(char *buf, int len)
     int nl3 = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_L3CACHE);
     int nc = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-    snprintf(buf, (size_t)len, "%d package(s), %d NUMA node(s), %d L3 cache(s), %d core(s), %d PU(s)%s",
-             np, nn, nl3, nc, npu, topo_real ? "" : " (synthetic)");
+    snprintf(buf, (size_t)len,
+             "%d package(s), %d NUMA node(s), %d L3 cache(s), %d core(s), %d PU(s)%s", np, nn, nl3,
+             nc, npu, topo_real ? "" : " (synthetic)");
 }
 
 /* Index of the ancestor of obj of the given level (0 when there is none). */
@@ -111,10 +112,14 @@ static int domain_of(hwloc_obj_t obj, enum loom_level level)
 static enum loom_level map_level(enum loom_map map)
 {
     switch (map) {
-    case LOOM_MAP_L3: return LOOM_LEVEL_L3;
-    case LOOM_MAP_NUMA: return LOOM_LEVEL_NUMA;
-    case LOOM_MAP_PACKAGE: return LOOM_LEVEL_PACKAGE;
-    default: return LOOM_LEVEL_CORE;
+    case LOOM_MAP_L3:
+        return LOOM_LEVEL_L3;
+    case LOOM_MAP_NUMA:
+        return LOOM_LEVEL_NUMA;
+    case LOOM_MAP_PACKAGE:
+        return LOOM_LEVEL_PACKAGE;
+    default:
+        return LOOM_LEVEL_CORE;
     }
 }
 
@@ -165,9 +170,9 @@ int loom_topo_place(int nranks, int nworkers, enum loom_map map, enum loom_bind 
     for (int w = 0; w < nworkers; w++)
         if (pl->domain[lv][w] + 1 > ndom)
             ndom = pl->domain[lv][w] + 1;
-    int *dom_workers = calloc((size_t)ndom, sizeof(int));   /* workers per domain */
-    int *dom_list = calloc((size_t)ndom, sizeof(int));      /* domains in use */
-    int *dom_ranks = calloc((size_t)ndom, sizeof(int));     /* ranks per domain */
+    int *dom_workers = calloc((size_t)ndom, sizeof(int)); /* workers per domain */
+    int *dom_list = calloc((size_t)ndom, sizeof(int));    /* domains in use */
+    int *dom_ranks = calloc((size_t)ndom, sizeof(int));   /* ranks per domain */
     int *dom_seen = calloc((size_t)ndom, sizeof(int));
     if (!dom_workers || !dom_list || !dom_ranks || !dom_seen) {
         free(dom_workers), free(dom_list), free(dom_ranks), free(dom_seen);
@@ -183,9 +188,9 @@ int loom_topo_place(int nranks, int nworkers, enum loom_map map, enum loom_bind 
         dom_ranks[dom_list[r % nused]]++;
     for (int r = 0; r < nranks; r++) {
         int d = dom_list[r % nused];
-        int i = dom_seen[d]++;                     /* i-th rank of domain d */
+        int i = dom_seen[d]++; /* i-th rank of domain d */
         int k = (int)((long long)i * dom_workers[d] / dom_ranks[d]);
-        for (int w = 0; w < nworkers; w++)          /* k-th worker of domain d */
+        for (int w = 0; w < nworkers; w++) /* k-th worker of domain d */
             if (pl->domain[lv][w] == d && k-- == 0) {
                 pl->worker_of_rank[r] = w;
                 break;

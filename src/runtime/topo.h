@@ -19,13 +19,19 @@
 
 #include "runtime/job.h"
 
-enum loom_level { LOOM_LEVEL_CORE, LOOM_LEVEL_L3, LOOM_LEVEL_NUMA, LOOM_LEVEL_PACKAGE,
-                  LOOM_LEVEL_MACHINE, LOOM_NLEVELS };
+enum loom_level {
+    LOOM_LEVEL_CORE,
+    LOOM_LEVEL_L3,
+    LOOM_LEVEL_NUMA,
+    LOOM_LEVEL_PACKAGE,
+    LOOM_LEVEL_MACHINE,
+    LOOM_NLEVELS
+};
 
 struct loom_placement {
     int nworkers;
-    int *worker_of_rank;   /* [nranks] */
-    int *cpu_of_worker;    /* [nworkers], OS index of the PU to pin to, or -1 */
+    int *worker_of_rank;       /* [nranks] */
+    int *cpu_of_worker;        /* [nworkers], OS index of the PU to pin to, or -1 */
     int *domain[LOOM_NLEVELS]; /* domain[level][worker]: index of the worker's
                                   core, L3, NUMA node, package (machine: 0) */
 };

@@ -30,23 +30,22 @@ typedef bool (*loom_cond_fn)(const void *arg);
 typedef _Atomic(struct loom_ult *) loom_waiter_slot;
 
 struct loom_sched_params {
-    int nworkers;        /* >= 1 */
-    const int *cpus;     /* cpus[w] = OS index of the PU or core's first PU to
-                            pin worker w to; NULL: do not pin */
-    const void *const *cpusets; /* optional: hwloc_const_cpuset_t per worker
-                                   (overrides cpus when non-NULL) */
-    long spin_ns;        /* how long a lone waiting ULT spins before it parks;
-                            < 0: default (LOOM_SPIN_NS or 50 us) */
-    long idle_spin_ns;   /* how long an idle worker polls before it sleeps;
-                            < 0: default (LOOM_IDLE_SPIN_NS or 100 us) */
+    int nworkers;                        /* >= 1 */
+    const int *cpus;                     /* cpus[w] = OS index of the PU or core's first PU to
+                                            pin worker w to; NULL: do not pin */
+    const void *const *cpusets;          /* optional: hwloc_const_cpuset_t per worker
+                                            (overrides cpus when non-NULL) */
+    long spin_ns;                        /* how long a lone waiting ULT spins before it parks;
+                                            < 0: default (LOOM_SPIN_NS or 50 us) */
+    long idle_spin_ns;                   /* how long an idle worker polls before it sleeps;
+                                            < 0: default (LOOM_IDLE_SPIN_NS or 100 us) */
     void (*on_worker_start)(int worker); /* optional: runs first on each
                             worker's kernel thread (signal stacks, naming) */
 };
 
 /* Starts the scheduler: workers 1..W-1 as kernel threads; the calling thread
  * becomes worker 0 inside loom_sched_run(). */
-int loom_sched_init(const struct loom_sched_params *params)
-    __attribute__((warn_unused_result));
+int loom_sched_init(const struct loom_sched_params *params) __attribute__((warn_unused_result));
 
 /* Creates a ULT that will run fn(arg) on the given worker, with a stack of
  * stack_size bytes (rounded up to pages) below a guard page. The ULT starts
@@ -99,8 +98,7 @@ int loom_ult_worker(const struct loom_ult *u);
 
 /* The ULT's usable stack [lo, hi) and its guard page [guard, lo); used to
  * report a stack overflow by rank. */
-void loom_ult_stack_bounds(const struct loom_ult *u, void **lo_p, void **hi_p,
-                           void **guard_p);
+void loom_ult_stack_bounds(const struct loom_ult *u, void **lo_p, void **hi_p, void **guard_p);
 
 /* True when another ULT is ready on the calling worker (waiters use it to
  * decide between spinning and parking). */

@@ -11,20 +11,20 @@
 
 enum loom_status {
     LOOM_OK = 0,
-    LOOM_ERR_NOMEM = -1,     /* out of memory or address space */
-    LOOM_ERR_INVALID = -2,   /* bad argument */
-    LOOM_ERR_SYSTEM = -3,    /* a system call failed; errno tells why */
-    LOOM_ERR_NOTFOUND = -4,  /* no such object, symbol or file */
+    LOOM_ERR_NOMEM = -1,    /* out of memory or address space */
+    LOOM_ERR_INVALID = -2,  /* bad argument */
+    LOOM_ERR_SYSTEM = -3,   /* a system call failed; errno tells why */
+    LOOM_ERR_NOTFOUND = -4, /* no such object, symbol or file */
     LOOM_ERR_UNSUPPORTED = -5,
 };
 
-#define LOOM_CACHE_LINE 64
-#define LOOM_ALIGNED_CL __attribute__((aligned(LOOM_CACHE_LINE)))
-#define LOOM_LIKELY(x) __builtin_expect(!!(x), 1)
-#define LOOM_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define LOOM_MUST_CHECK __attribute__((warn_unused_result))
-#define LOOM_NORETURN __attribute__((noreturn))
-#define LOOM_EXPORT __attribute__((visibility("default")))
+#define LOOM_CACHE_LINE    64
+#define LOOM_ALIGNED_CL    __attribute__((aligned(LOOM_CACHE_LINE)))
+#define LOOM_LIKELY(x)     __builtin_expect(!!(x), 1)
+#define LOOM_UNLIKELY(x)   __builtin_expect(!!(x), 0)
+#define LOOM_MUST_CHECK    __attribute__((warn_unused_result))
+#define LOOM_NORETURN      __attribute__((noreturn))
+#define LOOM_EXPORT        __attribute__((visibility("default")))
 #define LOOM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Tells the CPU we are in a spin-wait loop. */

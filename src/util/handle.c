@@ -9,24 +9,27 @@
 #include <stdlib.h>
 
 #define CHUNK_BITS 10
-#define CHUNK (1u << CHUNK_BITS)
-#define NCHUNKS ((LOOM_HANDLE_MAX_INDEX + 1) / CHUNK)
+#define CHUNK      (1u << CHUNK_BITS)
+#define NCHUNKS    ((LOOM_HANDLE_MAX_INDEX + 1) / CHUNK)
 
 struct entry {
     _Atomic(void *) obj;
-    _Atomic unsigned gen;   /* generation of the live handle */
-    unsigned next_free;     /* free list link (index + 1; 0 = end) */
+    _Atomic unsigned gen; /* generation of the live handle */
+    unsigned next_free;   /* free list link (index + 1; 0 = end) */
 };
 
 struct table {
     pthread_mutex_t lock;
     _Atomic(struct entry *) chunks[NCHUNKS];
-    unsigned used;          /* entries handed out so far (high-water mark) */
-    unsigned free_head;     /* index + 1 of the first free entry */
+    unsigned used;      /* entries handed out so far (high-water mark) */
+    unsigned free_head; /* index + 1 of the first free entry */
 };
 
 static struct table tables[16] = {
-#define T {.lock = PTHREAD_MUTEX_INITIALIZER}
+#define T                                                                                          \
+    {                                                                                              \
+        .lock = PTHREAD_MUTEX_INITIALIZER                                                          \
+    }
     T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T,
 #undef T
 };

@@ -33,16 +33,16 @@ enum loom_kind {
     LOOM_KIND_MESSAGE = 12,
 };
 
-#define LOOM_HANDLE_BUILTIN 1u
-#define LOOM_HANDLE_TABLE 2u
+#define LOOM_HANDLE_BUILTIN   1u
+#define LOOM_HANDLE_TABLE     2u
 #define LOOM_HANDLE_MAX_INDEX ((1u << 18) - 1)
 
-#define LOOM_HANDLE(storage, kind, index)                                                       \
+#define LOOM_HANDLE(storage, kind, index)                                                          \
     ((int)(((unsigned)(storage) << 30) | ((unsigned)(kind) << 26) | (unsigned)(index)))
 #define LOOM_HANDLE_STORAGE(h) (((unsigned)(h) >> 30) & 3u)
-#define LOOM_HANDLE_KIND(h) (((unsigned)(h) >> 26) & 15u)
-#define LOOM_HANDLE_GEN(h) (((unsigned)(h) >> 18) & 255u)
-#define LOOM_HANDLE_INDEX(h) ((unsigned)(h) & LOOM_HANDLE_MAX_INDEX)
+#define LOOM_HANDLE_KIND(h)    (((unsigned)(h) >> 26) & 15u)
+#define LOOM_HANDLE_GEN(h)     (((unsigned)(h) >> 18) & 255u)
+#define LOOM_HANDLE_INDEX(h)   ((unsigned)(h)&LOOM_HANDLE_MAX_INDEX)
 
 /* The null handle of a kind (storage 0), e.g. MPI_COMM_NULL. */
 #define LOOM_HANDLE_NULL(kind) LOOM_HANDLE(0, kind, 0)

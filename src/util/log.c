@@ -113,13 +113,26 @@ long long loom_env_size(const char *name, long long dflt)
     if (errno || end == s || v < 0)
         loom_fatal("%s=%s is not a non-negative number", name, s);
     switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
+    case 'k':
+    case 'K':
+        v <<= 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        v <<= 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        v <<= 30;
+        end++;
+        break;
+    default:
+        break;
     }
     if (*end)
-        loom_fatal("%s=%s: unexpected '%s' (use a number with an optional k, m or g suffix)",
-                   name, s, end);
+        loom_fatal("%s=%s: unexpected '%s' (use a number with an optional k, m or g suffix)", name,
+                   s, end);
     return v;
 }

@@ -20,10 +20,10 @@ void loom_log_raw(const char *s);
 char *loom_fmt_long(char *dst, long v);
 
 /* Cheap assertion, always on. */
-#define LOOM_CHECK(cond)                                                                        \
-    do {                                                                                        \
-        if (LOOM_UNLIKELY(!(cond)))                                                             \
-            loom_fatal("internal error: %s failed at %s:%d", #cond, __FILE__, __LINE__);        \
+#define LOOM_CHECK(cond)                                                                           \
+    do {                                                                                           \
+        if (LOOM_UNLIKELY(!(cond)))                                                                \
+            loom_fatal("internal error: %s failed at %s:%d", #cond, __FILE__, __LINE__);           \
     } while (0)
 
 /* Internal consistency check, debug builds only. */

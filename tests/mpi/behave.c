@@ -18,6 +18,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -56,7 +57,10 @@ int main(int argc, char **argv)
     if (strcmp(what, "abort") == 0 && rank == who)
         MPI_Abort(MPI_COMM_WORLD, code);
     if (strcmp(what, "segv") == 0 && rank == who) {
-        volatile int *p = NULL;
+        /* An unmapped low address, not NULL: UBSan would stop a NULL store
+         * before the signal does. */
+        volatile uintptr_t where = 64;
+        volatile int *p = (volatile int *)where;
         *p = 1;
     }
     if (strcmp(what, "assert") == 0 && rank == who)

@@ -8,8 +8,7 @@
 
 static int copies, deletes, last_deleted;
 
-static int copy_plus_one(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out,
-                         int *flag)
+static int copy_plus_one(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag)
 {
     copies++;
     *(long *)out = (long)in + 1;

@@ -58,8 +58,7 @@ int main(int argc, char **argv)
 
     /* split with equal keys keeps the parent's order; UNDEFINED gets NULL */
     MPI_Comm half;
-    CHECK_EQ(MPI_Comm_split(MPI_COMM_WORLD, rank % 2 ? MPI_UNDEFINED : 7, 0, &half),
-             MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_split(MPI_COMM_WORLD, rank % 2 ? MPI_UNDEFINED : 7, 0, &half), MPI_SUCCESS);
     if (rank % 2) {
         CHECK(half == MPI_COMM_NULL);
     } else {

@@ -53,10 +53,10 @@ static inline void dt_check_ints(const char *pattern, MPI_Datatype t, int count,
     CHECK(ok);
     free(got);
 }
-#define CHECK_INTS(pat, t, count, ...)                                                          \
-    do {                                                                                        \
-        int w_[] = {__VA_ARGS__};                                                               \
-        dt_check_ints(pat, t, count, w_, (int)(sizeof w_ / sizeof w_[0]), __LINE__);            \
+#define CHECK_INTS(pat, t, count, ...)                                                             \
+    do {                                                                                           \
+        int w_[] = {__VA_ARGS__};                                                                  \
+        dt_check_ints(pat, t, count, w_, (int)(sizeof w_ / sizeof w_[0]), __LINE__);               \
     } while (0)
 
 static inline void dt_check_extent(MPI_Datatype t, MPI_Aint size, MPI_Aint lb, MPI_Aint extent,
@@ -67,8 +67,8 @@ static inline void dt_check_extent(MPI_Datatype t, MPI_Aint size, MPI_Aint lb, M
     MPI_Type_size(t, &s);
     MPI_Type_get_extent(t, &l, &e);
     if (s != size || l != lb || e != extent) {
-        fprintf(stderr, "line %d: size %d lb %ld extent %ld, expected %ld %ld %ld\n", line, s,
-                l, e, size, lb, extent);
+        fprintf(stderr, "line %d: size %d lb %ld extent %ld, expected %ld %ld %ld\n", line, s, l, e,
+                size, lb, extent);
         CHECK(0);
     } else {
         CHECK(1);

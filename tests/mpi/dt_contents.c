@@ -23,8 +23,8 @@ static void get(MPI_Datatype t, int comb, int ni, int na, int nd, int line)
     int gi, ga, gd, gc;
     CHECK_EQ(MPI_Type_get_envelope(t, &gi, &ga, &gd, &gc), MPI_SUCCESS);
     if (gc != comb || gi != ni || ga != na || gd != nd) {
-        fprintf(stderr, "line %d: envelope (%d, %d, %d, %d), expected (%d, %d, %d, %d)\n", line,
-                gi, ga, gd, gc, ni, na, nd, comb);
+        fprintf(stderr, "line %d: envelope (%d, %d, %d, %d), expected (%d, %d, %d, %d)\n", line, gi,
+                ga, gd, gc, ni, na, nd, comb);
         CHECK(0);
     }
     CHECK_EQ(MPI_Type_get_contents(t, MAXC, MAXC, MAXC, ints, aints, types), MPI_SUCCESS);
@@ -54,7 +54,7 @@ static void test_all(void)
     MPI_Datatype t, r, v;
     int n = 2 + rank % 4;
 
-    MPI_Type_vector(n, 2, 3, MPI_INT, &v);   /* a derived old type */
+    MPI_Type_vector(n, 2, 3, MPI_INT, &v); /* a derived old type */
     MPI_Type_commit(&v);
 
     /* DUP */
@@ -169,8 +169,8 @@ static void test_all(void)
         MPI_Type_commit(&t);
         get(t, MPI_COMBINER_SUBARRAY, 11, 0, 1, __LINE__);
         CHECK(ints[0] == 3 && memcmp(ints + 1, sz, sizeof sz) == 0 &&
-              memcmp(ints + 4, sub, sizeof sub) == 0 && memcmp(ints + 7, start, sizeof start) == 0 &&
-              ints[10] == order);
+              memcmp(ints + 4, sub, sizeof sub) == 0 &&
+              memcmp(ints + 7, start, sizeof start) == 0 && ints[10] == order);
         MPI_Type_create_subarray(ints[0], ints + 1, ints + 4, ints + 7, ints[10], types[0], &r);
         same(t, r, __LINE__);
         MPI_Type_free(&t);

@@ -10,14 +10,14 @@
 
 static int rank, nranks;
 
-#define EXPECT(cls, call)                                                                       \
-    do {                                                                                        \
-        int rc_ = (call), c_ = -1;                                                              \
-        MPI_Error_class(rc_, &c_);                                                              \
-        if (c_ != (cls))                                                                        \
-            fprintf(stderr, "line %d: %s returned class %d, expected %s\n", __LINE__, #call,     \
-                    c_, #cls);                                                                  \
-        CHECK_EQ(c_, cls);                                                                      \
+#define EXPECT(cls, call)                                                                          \
+    do {                                                                                           \
+        int rc_ = (call), c_ = -1;                                                                 \
+        MPI_Error_class(rc_, &c_);                                                                 \
+        if (c_ != (cls))                                                                           \
+            fprintf(stderr, "line %d: %s returned class %d, expected %s\n", __LINE__, #call, c_,   \
+                    #cls);                                                                         \
+        CHECK_EQ(c_, cls);                                                                         \
     } while (0)
 
 static void test_errors(void)
@@ -30,7 +30,7 @@ static void test_errors(void)
     MPI_Type_contiguous(2, MPI_INT, &freed);
     MPI_Type_free(&freed);
     MPI_Type_contiguous(2, MPI_INT, &t);
-    freed = t;                 /* a stale copy of a freed handle */
+    freed = t; /* a stale copy of a freed handle */
     MPI_Type_free(&t);
     MPI_Type_vector(2, 1, 2, MPI_INT, &uncommitted);
 
@@ -101,20 +101,32 @@ static void test_errors(void)
     int dargs[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, ps[2] = {2, 3};
     int bdist[2] = {MPI_DISTRIBUTE_BLOCK, 7}, bdargs[2] = {0, 2}, smalld[2] = {3, 2};
     int bgs[2] = {8, -1};
-    EXPECT(MPI_SUCCESS, MPI_Type_create_darray(6, 5, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &t));
+    EXPECT(MPI_SUCCESS,
+           MPI_Type_create_darray(6, 5, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &t));
     MPI_Type_free(&t);
-    EXPECT(MPI_ERR_ARG, MPI_Type_create_darray(0, 0, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
-    EXPECT(MPI_ERR_ARG, MPI_Type_create_darray(6, 6, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
-    EXPECT(MPI_ERR_ARG, MPI_Type_create_darray(6, -1, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
-    EXPECT(MPI_ERR_ARG, MPI_Type_create_darray(7, 0, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
-    EXPECT(MPI_ERR_DIMS, MPI_Type_create_darray(6, 0, 0, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
-    EXPECT(MPI_ERR_ARG, MPI_Type_create_darray(6, 0, 2, bgs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
-    EXPECT(MPI_ERR_ARG, MPI_Type_create_darray(6, 0, 2, gs, bdist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
-    EXPECT(MPI_ERR_ARG, MPI_Type_create_darray(6, 0, 2, gs, dist, bdargs, ps, MPI_ORDER_C, MPI_INT, &out));
-    EXPECT(MPI_ERR_ARG, MPI_Type_create_darray(6, 0, 2, gs, dist, smalld, ps, MPI_ORDER_C, MPI_INT, &out));
+    EXPECT(MPI_ERR_ARG,
+           MPI_Type_create_darray(0, 0, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
+    EXPECT(MPI_ERR_ARG,
+           MPI_Type_create_darray(6, 6, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
+    EXPECT(MPI_ERR_ARG,
+           MPI_Type_create_darray(6, -1, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
+    EXPECT(MPI_ERR_ARG,
+           MPI_Type_create_darray(7, 0, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
+    EXPECT(MPI_ERR_DIMS,
+           MPI_Type_create_darray(6, 0, 0, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
+    EXPECT(MPI_ERR_ARG,
+           MPI_Type_create_darray(6, 0, 2, bgs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
+    EXPECT(MPI_ERR_ARG,
+           MPI_Type_create_darray(6, 0, 2, gs, bdist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
+    EXPECT(MPI_ERR_ARG,
+           MPI_Type_create_darray(6, 0, 2, gs, dist, bdargs, ps, MPI_ORDER_C, MPI_INT, &out));
+    EXPECT(MPI_ERR_ARG,
+           MPI_Type_create_darray(6, 0, 2, gs, dist, smalld, ps, MPI_ORDER_C, MPI_INT, &out));
     EXPECT(MPI_ERR_ARG, MPI_Type_create_darray(6, 0, 2, gs, dist, dargs, ps, 0, MPI_INT, &out));
-    EXPECT(MPI_ERR_ARG, MPI_Type_create_darray(6, 0, 2, NULL, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
-    EXPECT(MPI_ERR_TYPE, MPI_Type_create_darray(6, 0, 2, gs, dist, dargs, ps, MPI_ORDER_C, freed, &out));
+    EXPECT(MPI_ERR_ARG,
+           MPI_Type_create_darray(6, 0, 2, NULL, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &out));
+    EXPECT(MPI_ERR_TYPE,
+           MPI_Type_create_darray(6, 0, 2, gs, dist, dargs, ps, MPI_ORDER_C, freed, &out));
 
     EXPECT(MPI_ERR_TYPE, MPI_Type_create_resized(freed, 0, 8, &out));
     EXPECT(MPI_ERR_ARG, MPI_Type_create_resized(MPI_INT, 0, 8, NULL));

@@ -15,32 +15,58 @@
 static int rank, nranks;
 static char *pat;
 
-struct pre { MPI_Datatype t; const char *name; int size; MPI_Aint extent; };
+struct pre {
+    MPI_Datatype t;
+    const char *name;
+    int size;
+    MPI_Aint extent;
+};
 
-struct di { double d; int i; };
-struct li { long l; int i; };
-struct si { short s; int i; };
-struct ldi { long double d; int i; };
+struct di {
+    double d;
+    int i;
+};
+struct li {
+    long l;
+    int i;
+};
+struct si {
+    short s;
+    int i;
+};
+struct ldi {
+    long double d;
+    int i;
+};
 
 static void test_predefined(void)
 {
     const struct pre p[] = {
-        {MPI_CHAR, "MPI_CHAR", 1, 1}, {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", 1, 1},
-        {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 1}, {MPI_BYTE, "MPI_BYTE", 1, 1},
+        {MPI_CHAR, "MPI_CHAR", 1, 1},
+        {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", 1, 1},
+        {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 1},
+        {MPI_BYTE, "MPI_BYTE", 1, 1},
         {MPI_WCHAR, "MPI_WCHAR", sizeof(wchar_t), sizeof(wchar_t)},
         {MPI_SHORT, "MPI_SHORT", sizeof(short), sizeof(short)},
         {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", sizeof(short), sizeof(short)},
-        {MPI_INT, "MPI_INT", 4, 4}, {MPI_UNSIGNED, "MPI_UNSIGNED", 4, 4},
+        {MPI_INT, "MPI_INT", 4, 4},
+        {MPI_UNSIGNED, "MPI_UNSIGNED", 4, 4},
         {MPI_LONG, "MPI_LONG", sizeof(long), sizeof(long)},
         {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(long), sizeof(long)},
-        {MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", 8, 8}, {MPI_LONG_LONG, "MPI_LONG_LONG_INT", 8, 8},
-        {MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", 8, 8}, {MPI_FLOAT, "MPI_FLOAT", 4, 4},
+        {MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", 8, 8},
+        {MPI_LONG_LONG, "MPI_LONG_LONG_INT", 8, 8},
+        {MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", 8, 8},
+        {MPI_FLOAT, "MPI_FLOAT", 4, 4},
         {MPI_DOUBLE, "MPI_DOUBLE", 8, 8},
         {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", sizeof(long double), sizeof(long double)},
-        {MPI_INT8_T, "MPI_INT8_T", 1, 1}, {MPI_INT16_T, "MPI_INT16_T", 2, 2},
-        {MPI_INT32_T, "MPI_INT32_T", 4, 4}, {MPI_INT64_T, "MPI_INT64_T", 8, 8},
-        {MPI_UINT8_T, "MPI_UINT8_T", 1, 1}, {MPI_UINT16_T, "MPI_UINT16_T", 2, 2},
-        {MPI_UINT32_T, "MPI_UINT32_T", 4, 4}, {MPI_UINT64_T, "MPI_UINT64_T", 8, 8},
+        {MPI_INT8_T, "MPI_INT8_T", 1, 1},
+        {MPI_INT16_T, "MPI_INT16_T", 2, 2},
+        {MPI_INT32_T, "MPI_INT32_T", 4, 4},
+        {MPI_INT64_T, "MPI_INT64_T", 8, 8},
+        {MPI_UINT8_T, "MPI_UINT8_T", 1, 1},
+        {MPI_UINT16_T, "MPI_UINT16_T", 2, 2},
+        {MPI_UINT32_T, "MPI_UINT32_T", 4, 4},
+        {MPI_UINT64_T, "MPI_UINT64_T", 8, 8},
         {MPI_C_BOOL, "MPI_C_BOOL", sizeof(_Bool), sizeof(_Bool)},
         {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", 8, 8},
         {MPI_C_COMPLEX, "MPI_C_FLOAT_COMPLEX", 8, 8},
@@ -90,7 +116,7 @@ static void test_predefined(void)
 static void test_constructors(void)
 {
     MPI_Datatype t, u;
-    int n = 1 + rank % 5;   /* rank-dependent count */
+    int n = 1 + rank % 5; /* rank-dependent count */
 
     MPI_Type_contiguous(n, MPI_INT, &t);
     MPI_Type_commit(&t);
@@ -148,7 +174,11 @@ static void test_constructors(void)
     MPI_Type_free(&t);
 
     /* struct {char c; double d; int i[2];}: C layout, padded extent. */
-    struct s { char c; double d; int i[2]; } sv[2];
+    struct s {
+        char c;
+        double d;
+        int i[2];
+    } sv[2];
     MPI_Aint base, sd[3];
     MPI_Get_address(&sv[0], &base);
     MPI_Get_address(&sv[0].c, &sd[0]);
@@ -265,7 +295,8 @@ static void test_darray_partition(void)
             for (int r = 0; r < size; r++) {
                 MPI_Datatype t;
                 CHECK_EQ(MPI_Type_create_darray(size, r, 2, gs, dists[d], dargs[d], ps, orders[o],
-                                                MPI_INT, &t), MPI_SUCCESS);
+                                                MPI_INT, &t),
+                         MPI_SUCCESS);
                 MPI_Type_commit(&t);
                 MPI_Aint lb, ext;
                 MPI_Type_get_extent(t, &lb, &ext);
@@ -347,7 +378,8 @@ static void test_pack_unpack(void)
 
     /* A large strided vector of doubles, packed and unpacked. */
     int big = 1 << 16;
-    double *ds = malloc(2 * (size_t)big * sizeof(double)), *dd = calloc(2 * (size_t)big, sizeof(double));
+    double *ds = malloc(2 * (size_t)big * sizeof(double)),
+           *dd = calloc(2 * (size_t)big, sizeof(double));
     char *pb = malloc((size_t)big * sizeof(double));
     REQUIRE(ds && dd && pb);
     for (int k = 0; k < 2 * big; k++)

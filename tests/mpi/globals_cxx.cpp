@@ -14,8 +14,16 @@ static int ctor_runs_here;
 struct Registry {
     std::vector<std::string> names;
     int owner = -1;
-    Registry() { ctor_runs_here++; shared_note_ctor(); names.push_back("init"); }
-    ~Registry() { std::printf("destructor of rank %d\n", owner); }
+    Registry()
+    {
+        ctor_runs_here++;
+        shared_note_ctor();
+        names.push_back("init");
+    }
+    ~Registry()
+    {
+        std::printf("destructor of rank %d\n", owner);
+    }
 };
 static Registry registry;
 
@@ -36,10 +44,23 @@ int main(int argc, char **argv)
     function_static() += rank;
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (ctor_runs_here != 1) { std::fprintf(stderr, "rank %d: constructor ran %d times\n", rank, ctor_runs_here); failures++; }
-    if (registry.names.size() != 2 || registry.names[1] != "rank" + std::to_string(rank)) { std::fprintf(stderr, "rank %d: registry shared\n", rank); failures++; }
-    if (function_static() != 1000 + rank) { std::fprintf(stderr, "rank %d: function static shared\n", rank); failures++; }
-    if (shared_ctor_runs() != size) { std::fprintf(stderr, "rank %d: %d constructors for %d ranks\n", rank, shared_ctor_runs(), size); failures++; }
+    if (ctor_runs_here != 1) {
+        std::fprintf(stderr, "rank %d: constructor ran %d times\n", rank, ctor_runs_here);
+        failures++;
+    }
+    if (registry.names.size() != 2 || registry.names[1] != "rank" + std::to_string(rank)) {
+        std::fprintf(stderr, "rank %d: registry shared\n", rank);
+        failures++;
+    }
+    if (function_static() != 1000 + rank) {
+        std::fprintf(stderr, "rank %d: function static shared\n", rank);
+        failures++;
+    }
+    if (shared_ctor_runs() != size) {
+        std::fprintf(stderr, "rank %d: %d constructors for %d ranks\n", rank, shared_ctor_runs(),
+                     size);
+        failures++;
+    }
     MPI_Finalize();
     return failures ? 1 : 0;
 }

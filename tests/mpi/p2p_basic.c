@@ -39,7 +39,8 @@ int main(int argc, char **argv)
     for (int round = 0; round < 50; round++) {
         int v = rank * 100 + round, w = -1;
         CHECK_EQ(MPI_Sendrecv(&v, 1, MPI_INT, right, round, &w, 1, MPI_INT, left, round,
-                              MPI_COMM_WORLD, &st), MPI_SUCCESS);
+                              MPI_COMM_WORLD, &st),
+                 MPI_SUCCESS);
         CHECK_EQ(w, left * 100 + round);
         int x = rank;
         CHECK_EQ(MPI_Sendrecv_replace(&x, 1, MPI_INT, right, 1, left, 1, MPI_COMM_WORLD, &st),

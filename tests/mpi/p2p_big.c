@@ -24,9 +24,9 @@ int main(int argc, char **argv)
                 for (size_t i = 0; i < len; i += 4096)
                     b[i] = (unsigned char)(i / 4096 + len);
                 b[len - 1] = 0xab;
-                MPI_Send(b, (int)len, MPI_BYTE, peer, 1, MPI_COMM_WORLD);   /* posted */
+                MPI_Send(b, (int)len, MPI_BYTE, peer, 1, MPI_COMM_WORLD); /* posted */
                 MPI_Barrier(MPI_COMM_WORLD);
-                MPI_Send(b, (int)len, MPI_BYTE, peer, 2, MPI_COMM_WORLD);   /* unexpected */
+                MPI_Send(b, (int)len, MPI_BYTE, peer, 2, MPI_COMM_WORLD); /* unexpected */
             } else {
                 memset(b, 0, len);
                 MPI_Status st;

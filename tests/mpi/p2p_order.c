@@ -10,7 +10,7 @@
 
 #include "../check.h"
 
-#define BIG 40000  /* ints: above the eager threshold */
+#define BIG 40000 /* ints: above the eager threshold */
 
 int main(int argc, char **argv)
 {

@@ -45,7 +45,8 @@ int main(int argc, char **argv)
                 MPI_Recv(b, n, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st);
                 break;
             case 2:
-                CHECK_EQ(MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &msg, &st), MPI_SUCCESS);
+                CHECK_EQ(MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &msg, &st),
+                         MPI_SUCCESS);
                 MPI_Get_count(&st, MPI_INT, &n);
                 b = malloc((size_t)n * sizeof(int));
                 CHECK_EQ(MPI_Mrecv(b, n, MPI_INT, &msg, &st), MPI_SUCCESS);

@@ -60,10 +60,10 @@ static void check_blocks(const struct loom_type *t, size_t n, const long *want, 
     }
     CHECK(ok);
 }
-#define BLOCKS(t, ...)                                                                          \
-    do {                                                                                        \
-        long w_[] = {__VA_ARGS__};                                                              \
-        check_blocks(t, LOOM_ARRAY_SIZE(w_) / 2, w_, __LINE__);                                  \
+#define BLOCKS(t, ...)                                                                             \
+    do {                                                                                           \
+        long w_[] = {__VA_ARGS__};                                                                 \
+        check_blocks(t, LOOM_ARRAY_SIZE(w_) / 2, w_, __LINE__);                                    \
     } while (0)
 
 static void test_predefined(void)
@@ -208,8 +208,18 @@ static void test_constructors(void)
     CHECK_EQ(dct->ub, 40);
     /* 2-D 4x6, rows block over 2, columns cyclic over 3; rank 4 = (1,1):
      * rows 2,3 and columns 1,4. */
-    int d2[12] = {6, 4, 2, 4, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC,
-                  MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG, 2, 3, MPI_ORDER_C};
+    int d2[12] = {6,
+                  4,
+                  2,
+                  4,
+                  6,
+                  MPI_DISTRIBUTE_BLOCK,
+                  MPI_DISTRIBUTE_CYCLIC,
+                  MPI_DISTRIBUTE_DFLT_DARG,
+                  MPI_DISTRIBUTE_DFLT_DARG,
+                  2,
+                  3,
+                  MPI_ORDER_C};
     struct loom_type *d2t = mk(MPI_COMBINER_DARRAY, d2, NULL, &i);
     BLOCKS(d2t, 52, 4, 64, 4, 76, 4, 88, 4);
     CHECK_EQ(d2t->ub, 96);
@@ -291,8 +301,8 @@ static void check_copy(struct loom_type *dt, size_t dcount, struct loom_type *st
 static void test_copies(void)
 {
     struct loom_type *i = T(MPI_INT), *d = T(MPI_DOUBLE), *c = T(MPI_CHAR);
-    struct loom_type *v = vector(5, 3, 7, i);                /* 15 ints */
-    int ix[7] = {3, 4, 10, 1, 10, 0, 20};                    /* 15 ints, out of order */
+    struct loom_type *v = vector(5, 3, 7, i); /* 15 ints */
+    int ix[7] = {3, 4, 10, 1, 10, 0, 20};     /* 15 ints, out of order */
     struct loom_type *x = mk(MPI_COMBINER_INDEXED, ix, NULL, &i);
     check_copy(x, 3, v, 3, __LINE__);
     check_copy(v, 3, x, 3, __LINE__);
@@ -388,8 +398,8 @@ static void test_lifetime(void)
     struct loom_type *w = contiguous(2, v);
     int hv = v->handle, hw = w->handle;
     CHECK(loom_type_get(hv) == v);
-    loom_type_retain(w);          /* a pending operation */
-    loom_type_free(v);            /* w holds v */
+    loom_type_retain(w); /* a pending operation */
+    loom_type_free(v);   /* w holds v */
     loom_type_free(w);
     CHECK(loom_type_get(hv) == NULL);
     CHECK(loom_type_get(hw) == NULL);
