@@ -4,7 +4,7 @@
  * through its own waiter slot (O(1) per rank, no scans of run queues).
  * Waiting ranks spin while alone on their worker, else park.
  * Cost: N atomic increments on one line, then N wake-ups by the last rank.
- * The topology-aware barriers come with the collectives (docs/).
+ * MPI_Finalize uses it; MPI_Barrier is a collective (src/coll).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -61,16 +61,3 @@ void loom_mpi_barrier_world(int rank)
     }
     loom_ult_wait(gen_passed, &w, &world.slots[rank].waiter);
 }
-
-int PMPI_Barrier(MPI_Comm comm)
-{
-    int rc = loom_mpi_check_init("MPI_Barrier");
-    if (rc)
-        return rc;
-    if (!loom_mpi_comm_valid(comm))
-        return loom_mpi_bad_comm(comm, "MPI_Barrier");
-    if (comm == MPI_COMM_WORLD)
-        loom_mpi_barrier_world(loom_rank_self()->rank);
-    return MPI_SUCCESS;
-}
-LOOM_MPI_ALIAS(Barrier);

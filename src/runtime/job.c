@@ -258,6 +258,7 @@ int loom_job_run(const struct loom_job_spec *spec)
     loom_job.stack_size = spec->stack_size;
     loom_job.program = spec->program;
     loom_job.worker_of_rank = placement.worker_of_rank;
+    loom_job.worker_domain = placement.domain;
     loom_job.ranks =
         aligned_alloc(LOOM_CACHE_LINE, (size_t)spec->nranks * sizeof(struct loom_rank));
     if (!loom_job.ranks)

@@ -72,6 +72,9 @@ struct loom_job {
     size_t stack_size;
     struct loom_rank *ranks;
     int *worker_of_rank;
+    int **worker_domain; /* [level][worker]: the worker's core, L3, NUMA node,
+                            package, machine (enum loom_level of topo.h);
+                            NULL for a singleton */
     const char *program;
 };
 

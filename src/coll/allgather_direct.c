@@ -1,0 +1,59 @@
+/*
+ * Allgather and Allgatherv: every member publishes its block (its send
+ * buffer, or its own block of its receive buffer when in place) and copies
+ * every other member's block into its receive buffer, starting with its right
+ * neighbour so that readers spread over the sources; a fence ends the call.
+ * Cost: N * line + (N - 1) * m / copy per member (concurrent) + a fence.
+ */
+#include "coll/coll_impl.h"
+
+static int allgather(struct coll_ctx *x)
+{
+    const struct loom_coll_args *a = x->a;
+    int n = x->size, me = x->rank, rc = MPI_SUCCESS;
+    struct coll_post *mine = coll_publish_begin(x);
+    coll_publish_done(x, mine, true);
+    if (!a->in_place) {
+        struct coll_block d = coll_recv_block(x->kind, a, me);
+        rc = coll_copy(x, (void *)d.buf, d.count, d.type, a->sbuf, a->scount, a->stype);
+    }
+    for (int k = 1; k < n; k++) {
+        int r = (me + k) % n;
+        const struct coll_post *p = coll_peer_post(x, r);
+        int e;
+        if (!p) {
+            e = MPI_ERR_OTHER;
+        } else {
+            struct coll_block d = coll_recv_block(x->kind, a, r);
+            struct coll_block s = p->args.in_place
+                                      ? coll_recv_block(x->kind, &p->args, r)
+                                      : coll_send_block(x->kind, &p->args, p->args.sbuf, r);
+            e = coll_copy(x, (void *)d.buf, d.count, d.type, s.buf, s.count, s.type);
+        }
+        if (e && !rc)
+            rc = e;
+    }
+    coll_fence(x);
+    return rc;
+}
+
+int coll_allgather_direct(struct coll_ctx *x)
+{
+    return allgather(x);
+}
+
+int coll_allgatherv_direct(struct coll_ctx *x)
+{
+    return allgather(x);
+}
+
+double coll_allgather_direct_cost(const struct coll_ctx *x, size_t nbytes)
+{
+    double n = x->size;
+    return 2 * n * coll_model.line_s + (n - 1) * nbytes / coll_model.copy_bps;
+}
+
+double coll_allgatherv_direct_cost(const struct coll_ctx *x, size_t nbytes)
+{
+    return coll_allgather_direct_cost(x, nbytes);
+}

@@ -1,0 +1,53 @@
+/*
+ * Broadcast in one stage: every member copies straight from the root's
+ * buffer into its own. Up to COLL_CELL bytes the root first packs the data
+ * into its post's cell and returns at once (copy-in; readers unpack from
+ * the cell and the root waits for them only when it reuses that cell).
+ * Cost: line + m / copy (large: N readers share the root's memory:
+ * m * max(1 / copy, (N - 1) / mem)); small: 2 * line + N * line (flag reads).
+ */
+#include "coll/coll_impl.h"
+
+int coll_bcast_direct(struct coll_ctx *x)
+{
+    const struct loom_coll_args *a = x->a;
+    int root = a->root, par = (int)(x->seq & 1);
+    if (x->size == 1)
+        return MPI_SUCCESS;
+    if (x->rank == root) {
+        size_t n = a->rcount * a->rtype->size;
+        struct coll_post *p = coll_publish_begin(x);
+        if (n <= COLL_CELL)
+            loom_type_pack(p->cell, a->rbuf, a->rtype, 0, n);
+        x->me->expect_reads[par] += (uint64_t)x->size - 1;
+        coll_publish_done(x, p, true);
+        if (n > COLL_CELL)
+            coll_wait(x, &p->reads, x->me->expect_reads[par]);
+        return MPI_SUCCESS;
+    }
+    const struct coll_post *p = coll_peer_post(x, root);
+    if (!p)
+        return MPI_ERR_OTHER;
+    size_t n = p->args.rcount * p->args.rtype->size;
+    int rc = MPI_SUCCESS;
+    if (n > a->rcount * a->rtype->size)
+        rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, p->args.rbuf, p->args.rcount,
+                       p->args.rtype); /* reports the truncation */
+    else if (n <= COLL_CELL)
+        loom_type_unpack(a->rbuf, a->rtype, p->cell, 0, n);
+    else
+        rc =
+            coll_copy(x, a->rbuf, a->rcount, a->rtype, p->args.rbuf, p->args.rcount, p->args.rtype);
+    coll_read_done(x, p, root);
+    return rc;
+}
+
+double coll_bcast_direct_cost(const struct coll_ctx *x, size_t nbytes)
+{
+    const struct coll_model *m = &coll_model;
+    double readers = x->size - 1;
+    if (nbytes <= COLL_CELL)
+        return (2 + readers) * m->line_s + nbytes / m->copy_bps;
+    double per_reader = 1 / m->copy_bps, shared = readers / m->mem_bps;
+    return m->line_s + nbytes * (per_reader > shared ? per_reader : shared);
+}

@@ -1,0 +1,77 @@
+/*
+ * Broadcast down a chain in chunks: members in topology order starting at
+ * the root; each copies chunk c from its predecessor's buffer as soon as the
+ * predecessor has it, so N - 1 copies overlap and each reads from a
+ * neighbour (cache- and NUMA-near) rather than all from the root.
+ * Cost: (N - 1 + chunks - 1) * (line + chunk / copy).
+ */
+#include "coll/coll_impl.h"
+
+#define CHUNK_MIN  (64 * 1024)
+#define CHUNK_BITS 20
+
+static size_t chunk_of(size_t n)
+{
+    size_t c = CHUNK_MIN;
+    while (n / c >= ((size_t)1 << CHUNK_BITS) - 1)
+        c *= 2;
+    return c;
+}
+
+int coll_bcast_pipeline(struct coll_ctx *x)
+{
+    const struct loom_coll_args *a = x->a;
+    struct coll_shared *sh = x->sh;
+    int n = x->size, root = a->root, par = (int)(x->seq & 1), rc = MPI_SUCCESS;
+    if (n == 1)
+        return MPI_SUCCESS;
+    int q = (sh->pos[x->rank] - sh->pos[root] + n) % n; /* place in the chain */
+    int pred = sh->order[(sh->pos[x->rank] - 1 + n) % n];
+    int succ = q == n - 1 ? -1 : sh->order[(sh->pos[x->rank] + 1) % n];
+    uint64_t base = x->seq << CHUNK_BITS;
+
+    struct coll_post *mine = coll_publish_begin(x);
+    if (succ >= 0)
+        x->me->expect_reads[par] += 1;
+    coll_publish_done(x, mine, false);
+    if (succ >= 0)
+        coll_notify(x, succ);
+
+    if (q == 0) {
+        size_t nb = a->rcount * a->rtype->size;
+        coll_set(x, &x->me->progress, base | ((nb + chunk_of(nb) - 1) / chunk_of(nb)), succ);
+    } else {
+        const struct coll_post *p = coll_peer_post(x, pred);
+        if (!p)
+            return MPI_ERR_OTHER;
+        size_t nb = p->args.rcount * p->args.rtype->size;
+        size_t chunk = chunk_of(nb), nchunks = (nb + chunk - 1) / chunk;
+        if (nb > a->rcount * a->rtype->size) {
+            rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, p->args.rbuf, p->args.rcount,
+                           p->args.rtype);
+            nb = 0; /* pass nothing on; the successor reports its own error */
+        }
+        for (size_t c = 0; c < nchunks; c++) {
+            coll_wait(x, &sh->m[pred].progress, base | (c + 1));
+            size_t off = c * chunk, len = nb - off < chunk ? nb - off : chunk;
+            if (nb)
+                loom_type_copy(a->rbuf, a->rtype, p->args.rbuf, p->args.rtype, off, len);
+            if (succ >= 0)
+                coll_set(x, &x->me->progress, base | (c + 1), succ);
+        }
+        coll_read_done(x, p, pred);
+    }
+    if (succ >= 0)
+        coll_wait(x, &mine->reads, x->me->expect_reads[par]);
+    return rc;
+}
+
+double coll_bcast_pipeline_cost(const struct coll_ctx *x, size_t nbytes)
+{
+    const struct coll_model *m = &coll_model;
+    double chunk = (double)chunk_of(nbytes), chunks = nbytes / chunk;
+    if (chunks < 1)
+        chunks = 1;
+    double step = m->line_s + (nbytes < chunk ? nbytes : chunk) / m->copy_bps;
+    return (x->size - 1 + chunks - 1) * step;
+}

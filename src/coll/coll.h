@@ -1,0 +1,85 @@
+/*
+ * Collectives among the ranks of a communicator, working directly on the
+ * ranks' buffers: a rank publishes its arguments (buffer addresses, counts,
+ * types) in the communicator's shared collective state, and peers read from
+ * or write into those buffers with the datatype engine. No point-to-point
+ * messages, no intermediate shared segment (except small copy-in cells).
+ *
+ * Every algorithm is one file (src/coll/<collective>_<algorithm>.c) with its
+ * cost in its header comment, listed once in algorithms.def; select.c picks
+ * one per call from a cost model (overridable by LOOM_COLL_<COLLECTIVE>=name,
+ * and LOOM_COLL_VERBOSE=1 prints the candidates and the choice).
+ *
+ * The MPI layer checks the arguments (src/mpi/coll.c) and calls
+ * loom_coll_run(); errors found only while running (truncation, mismatched
+ * calls) come back as MPI error classes.
+ *
+ * Depends on: util, runtime, datatype, comm.
+ */
+#ifndef LOOM_COLL_H
+#define LOOM_COLL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "comm/comm.h"
+#include "datatype/datatype.h"
+
+struct loom_op;
+
+#define LOOM_COLL_KINDS(X)                                                                         \
+    X(BARRIER, Barrier)                                                                            \
+    X(BCAST, Bcast)                                                                                \
+    X(GATHER, Gather)                                                                              \
+    X(GATHERV, Gatherv)                                                                            \
+    X(SCATTER, Scatter)                                                                            \
+    X(SCATTERV, Scatterv)                                                                          \
+    X(ALLGATHER, Allgather)                                                                        \
+    X(ALLGATHERV, Allgatherv)                                                                      \
+    X(ALLTOALL, Alltoall)                                                                          \
+    X(ALLTOALLV, Alltoallv)                                                                        \
+    X(ALLTOALLW, Alltoallw)                                                                        \
+    X(REDUCE, Reduce)                                                                              \
+    X(ALLREDUCE, Allreduce)                                                                        \
+    X(REDUCE_SCATTER, Reduce_scatter)                                                              \
+    X(REDUCE_SCATTER_BLOCK, Reduce_scatter_block)                                                  \
+    X(SCAN, Scan)                                                                                  \
+    X(EXSCAN, Exscan)
+
+enum loom_coll_kind {
+#define LOOM_COLL_ENUM(K, N) LOOM_COLL_##K,
+    LOOM_COLL_KINDS(LOOM_COLL_ENUM)
+#undef LOOM_COLL_ENUM
+        LOOM_COLL_NKINDS
+};
+
+/* One call's arguments, as the MPI function got them (MPI_IN_PLACE turned
+ * into in_place; counts of the v/w variants point into the caller's arrays).
+ * Unused fields are zero. For Bcast the buffer is rbuf/rcount/rtype. */
+struct loom_coll_args {
+    const void *sbuf;
+    void *rbuf;
+    size_t scount, rcount;
+    struct loom_type *stype, *rtype;
+    const int *scounts, *sdispls; /* v/w variants; w: displs in bytes */
+    const int *rcounts, *rdispls;
+    struct loom_type *const *stypes, *const *rtypes; /* Alltoallw */
+    struct loom_op *op;
+    int root;
+    bool in_place;
+};
+
+/* Runs collective `kind` on c for the calling rank. Returns MPI_SUCCESS or
+ * an MPI error class; *why is set to a message for the error. */
+int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                  const char **why);
+
+/* "Bcast" for LOOM_COLL_BCAST. */
+const char *loom_coll_name(enum loom_coll_kind kind);
+
+/* Describes the algorithms, the model parameters and the forced choices to
+ * f (loom-info). */
+void loom_coll_describe(void *file);
+
+#endif

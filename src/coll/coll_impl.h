@@ -1,0 +1,206 @@
+/*
+ * Inside the collective layer: the communicator's shared collective state,
+ * one call's context, and the synchronization and copy helpers every
+ * algorithm is built from.
+ *
+ * Synchronization is by monotonic flags: each member counts the collective
+ * calls it makes on the communicator (seq = 1, 2, ...), and every flag holds
+ * the last call (or a value derived from it) it was set for, so a flag never
+ * needs resetting and "reached" is flag >= value. A waiting rank spins while
+ * it is alone on its worker, else parks in its waiter slot; whoever sets a
+ * flag notifies the ranks the algorithm knows wait for it.
+ *
+ * Publication: a member publishes a call's arguments in post[seq & 1]. A
+ * member can run at most one call ahead of a reader of its post except when
+ * an algorithm lets the publisher return before its readers are done (small
+ * copy-in paths); those readers count themselves in post.reads and the
+ * publisher waits for them before reusing that post.
+ */
+#ifndef LOOM_COLL_IMPL_H
+#define LOOM_COLL_IMPL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "coll/coll.h"
+#include "coll/op.h"
+#include "runtime/ult.h"
+#include "util/common.h"
+
+/* Bytes of a post's copy-in cell: small messages are copied into it so that
+ * their publisher does not wait for readers. */
+#define COLL_CELL 1024
+/* Bytes processed at a time by strip-mined loops (kept in L1/L2). */
+#define COLL_STRIP (32 * 1024)
+/* Most rounds a dissemination algorithm takes (2^24 ranks). */
+#define COLL_MAX_ROUNDS 24
+
+struct coll_post {
+    _Atomic uint64_t seq; /* the call published here */
+    int kind;             /* enum loom_coll_kind: mismatched calls are caught */
+    int root;
+    struct loom_coll_args args;
+    const void *data;       /* algorithm-defined (an accumulator, a cell) */
+    _Atomic uint64_t reads; /* copy-in readers that are done with this post */
+    char cell[COLL_CELL] LOOM_ALIGNED_CL;
+};
+
+/* A member's part of the shared state (one per member, cache-line apart). */
+struct coll_member {
+    loom_waiter_slot waiter LOOM_ALIGNED_CL;
+    _Atomic uint64_t ready LOOM_ALIGNED_CL;                  /* algorithm-defined progress */
+    _Atomic uint64_t release LOOM_ALIGNED_CL;                /* set for this member by others */
+    _Atomic uint64_t progress LOOM_ALIGNED_CL;               /* pipelines: seq << 20 | chunks */
+    _Atomic uint64_t round[COLL_MAX_ROUNDS] LOOM_ALIGNED_CL; /* dissemination */
+    struct coll_post post[2];
+    /* Private to the member. */
+    uint64_t seq LOOM_ALIGNED_CL; /* calls made on the communicator */
+    uint64_t expect_reads[2];     /* copy-in readers to wait for, per post */
+    uint64_t fences;              /* coll_fence calls made */
+    void *scratch[3];             /* grow-only */
+    size_t scratch_len[3];
+    char whybuf[256];
+};
+
+struct coll_shared {
+    int size;
+    int *worker;        /* [size] the worker each member runs on */
+    int *numa;          /* [size] its NUMA node (0 when unknown) */
+    int ngroups;        /* two-stage groups: NUMA nodes if several, else workers */
+    int *group;         /* [size] a member's group, 0..ngroups-1 */
+    int *leader;        /* [ngroups] lowest member of each group */
+    int *order;         /* [size] members sorted by group (trees follow it) */
+    int *pos;           /* [size] a member's index in order */
+    int max_per_worker; /* most members sharing one worker */
+    _Atomic uint64_t arrived LOOM_ALIGNED_CL; /* central barrier */
+    _Atomic uint64_t gen LOOM_ALIGNED_CL;
+    struct coll_member *m; /* [size] */
+};
+
+/* One call. */
+struct coll_ctx {
+    struct coll_shared *sh;
+    struct coll_member *me;
+    int rank, size;
+    uint64_t seq;
+    enum loom_coll_kind kind;
+    const struct loom_coll_args *a;
+    const char *why; /* message of the error being returned */
+};
+
+/* ---- synchronization (core.c) ---- */
+
+/* Waits until *flag >= value (spin while alone on the worker, else park). */
+void coll_wait(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value);
+/* Sets *flag = value (seq_cst) and wakes `who` if it waits. */
+void coll_set(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value, int who);
+/* Wakes `who` if it waits (after a flag it may wait for changed). */
+void coll_notify(struct coll_ctx *x, int who);
+/* Adds 1 to *counter and wakes `who` when it reaches `value`. */
+void coll_count(struct coll_ctx *x, _Atomic uint64_t *counter, uint64_t value, int who);
+
+/* Publishes the caller's arguments (and data) for this call in its post;
+ * waits first for copy-in readers of that post's previous use. Returns the
+ * post (its cell may be filled before coll_publish_done()). */
+struct coll_post *coll_publish_begin(struct coll_ctx *x);
+/* Makes the post visible; wakes every other member when wake_all (else the
+ * algorithm notifies those that wait for it). */
+void coll_publish_done(struct coll_ctx *x, struct coll_post *p, bool wake_all);
+/* Waits for member r's post of this call; NULL (and x->why set) when r made
+ * a different collective call or gave another root. */
+const struct coll_post *coll_peer_post(struct coll_ctx *x, int r);
+/* Counts the caller as a copy-in reader done with post p of member r. */
+void coll_read_done(struct coll_ctx *x, const struct coll_post *p, int r);
+
+/* Every member arrives, then leaves: the central counter barrier. */
+void coll_fence(struct coll_ctx *x);
+
+/* Scratch memory `which` (0: algorithms, 1: coll_snapshot, 2: coll_fold) of
+ * at least len bytes, the caller's, valid until its next collective call;
+ * NULL when out of memory. */
+void *coll_scratch(struct coll_ctx *x, int which, size_t len);
+
+/* ---- data (core.c) ---- */
+
+/* Copies a message of scount x stype from src into dcount x dtype at dst;
+ * MPI_ERR_TRUNCATE when it does not fit. */
+int coll_copy(struct coll_ctx *x, void *dst, size_t dcount, struct loom_type *dt, const void *src,
+              size_t scount, struct loom_type *st);
+
+/* Byte address of element e of a buffer of type t. */
+static inline char *coll_elem(const void *buf, const struct loom_type *t, size_t e)
+{
+    return (char *)buf + (ptrdiff_t)e * (t->ub - t->lb);
+}
+
+/* out = in[0] op in[1] op ... op in[n-1] over elements [e0, e0 + ne) of
+ * buffers of count elements of type t, in rank order. alias: index of the
+ * input that out is (in place), or -1. Strip-mined. */
+int coll_fold(struct coll_ctx *x, const struct loom_op *op, const struct loom_type *t,
+              const void *const *in, int n, void *out, int alias, size_t e0, size_t ne);
+
+/* Flat copy of the bytes a buffer of count x t covers (its true extent) into
+ * scratch; returns the pointer that plays the buffer's role in the copy, or
+ * NULL when out of memory. For in-place calls whose input others read while
+ * the owner overwrites it. */
+const void *coll_snapshot(struct coll_ctx *x, const void *buf, size_t count,
+                          const struct loom_type *t);
+
+/* A buffer of count elements of type t for count x t (the pointer plays the
+ * role of a user buffer: element 0 starts there), in scratch `which`. */
+void *coll_tempbuf(struct coll_ctx *x, int which, size_t count, const struct loom_type *t);
+
+/* One block of the gather/scatter/allgather/alltoall families. */
+struct coll_block {
+    const void *buf;
+    size_t count;
+    struct loom_type *type;
+};
+/* The block the member with arguments pa sends to member j; base replaces
+ * pa->sbuf (in-place calls send from a snapshot). */
+struct coll_block coll_send_block(enum loom_coll_kind kind, const struct loom_coll_args *pa,
+                                  const void *base, int j);
+/* The block the member with arguments pa receives from member i. */
+struct coll_block coll_recv_block(enum loom_coll_kind kind, const struct loom_coll_args *pa, int i);
+
+/* The input of a reduction: the receive buffer when in place. */
+static inline const void *coll_input(const struct loom_coll_args *a)
+{
+    return a->in_place ? a->rbuf : a->sbuf;
+}
+
+/* ---- algorithms ---- */
+
+typedef int (*coll_fn)(struct coll_ctx *x);
+/* Predicted time in seconds; negative: not applicable to this call. */
+typedef double (*coll_cost_fn)(const struct coll_ctx *x, size_t nbytes);
+
+struct coll_algorithm {
+    enum loom_coll_kind kind;
+    const char *name;
+    coll_fn run;
+    coll_cost_fn cost;
+    const char *summary;
+};
+
+#define LOOM_COLL_ALGORITHM(KIND, kind, name, summary)                                             \
+    int coll_##kind##_##name(struct coll_ctx *x);                                                  \
+    double coll_##kind##_##name##_cost(const struct coll_ctx *x, size_t nbytes);
+#include "coll/algorithms.def"
+#undef LOOM_COLL_ALGORITHM
+
+/* The model's machine parameters (select.c). */
+struct coll_model {
+    double line_s;   /* one cache-line transfer between cores */
+    double wake_s;   /* parking and waking a rank */
+    double copy_bps; /* one core's copy bandwidth, bytes/s */
+    double mem_bps;  /* the memory system's bandwidth, all cores */
+};
+extern struct coll_model coll_model;
+
+/* Message bytes of a call, as the selector sees it (the same on every rank). */
+size_t coll_call_bytes(const struct coll_ctx *x);
+/* Members that share a worker with another member (oversubscription). */
+int coll_max_per_worker(const struct coll_shared *sh);
+
+#endif

@@ -1,0 +1,452 @@
+/*
+ * The collective layer's core: the shared state of a communicator, one call's
+ * context, flags and waiting, publication, copies and folds (coll_impl.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_impl.h"
+#include "runtime/job.h"
+#include "runtime/topo.h"
+
+/* ---- shared state ------------------------------------------------------ */
+
+static void shared_free(struct coll_shared *sh)
+{
+    if (!sh)
+        return;
+    if (sh->m)
+        for (int i = 0; i < sh->size; i++)
+            for (int k = 0; k < 3; k++)
+                free(sh->m[i].scratch[k]);
+    free(sh->m);
+    free(sh->worker);
+    free(sh->numa);
+    free(sh->group);
+    free(sh->leader);
+    free(sh->order);
+    free(sh->pos);
+    free(sh);
+}
+
+static void shared_fini_hook(struct loom_comm_shared *csh)
+{
+    shared_free(csh->coll);
+    csh->coll = NULL;
+}
+
+__attribute__((constructor)) static void install_hook(void)
+{
+    loom_comm_shared_fini_hook = shared_fini_hook;
+}
+
+/* Dense renumbering of keys[0..n) in order of first appearance. */
+static int compact(int *keys, int n)
+{
+    int *seen = malloc((size_t)n * sizeof *seen);
+    int nseen = 0;
+    for (int i = 0; i < n; i++) {
+        int j = 0;
+        while (j < nseen && seen[j] != keys[i])
+            j++;
+        if (j == nseen)
+            seen[nseen++] = keys[i];
+        keys[i] = j;
+    }
+    free(seen);
+    return nseen;
+}
+
+static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
+{
+    int n = csh->size;
+    struct coll_shared *sh = calloc(1, sizeof *sh);
+    if (!sh)
+        return NULL;
+    sh->size = n;
+    sh->m = aligned_alloc(LOOM_CACHE_LINE, (size_t)n * sizeof *sh->m);
+    sh->worker = malloc((size_t)n * sizeof(int));
+    sh->numa = malloc((size_t)n * sizeof(int));
+    sh->group = malloc((size_t)n * sizeof(int));
+    sh->leader = malloc((size_t)n * sizeof(int));
+    sh->order = malloc((size_t)n * sizeof(int));
+    sh->pos = malloc((size_t)n * sizeof(int));
+    if (!sh->m || !sh->worker || !sh->numa || !sh->group || !sh->leader || !sh->order || !sh->pos) {
+        shared_free(sh);
+        return NULL;
+    }
+    memset(sh->m, 0, (size_t)n * sizeof *sh->m);
+    for (int i = 0; i < n; i++) {
+        int w = loom_job.worker_of_rank ? loom_job.worker_of_rank[csh->world_of[i]] : 0;
+        sh->worker[i] = w;
+        sh->numa[i] = loom_job.worker_domain ? loom_job.worker_domain[LOOM_LEVEL_NUMA][w] : 0;
+    }
+    /* Two-stage groups: NUMA nodes when the members span several, else
+     * workers (ranks sharing a worker read from one leader's cached copy). */
+    memcpy(sh->group, sh->numa, (size_t)n * sizeof(int));
+    sh->ngroups = compact(sh->group, n);
+    if (sh->ngroups == 1) {
+        memcpy(sh->group, sh->worker, (size_t)n * sizeof(int));
+        sh->ngroups = compact(sh->group, n);
+    }
+    for (int g = 0; g < sh->ngroups; g++)
+        sh->leader[g] = -1;
+    for (int i = 0; i < n; i++)
+        if (sh->leader[sh->group[i]] < 0)
+            sh->leader[sh->group[i]] = i;
+    int k = 0;
+    for (int g = 0; g < sh->ngroups; g++)
+        for (int i = 0; i < n; i++)
+            if (sh->group[i] == g)
+                sh->order[k++] = i;
+    for (int i = 0; i < n; i++)
+        sh->pos[sh->order[i]] = i;
+    /* order groups members of a worker together when groups are workers;
+     * count per worker directly (NUMA groups mix workers). */
+    sh->max_per_worker = 1;
+    for (int i = 0, run = 0; i < n; i++) {
+        run = 0;
+        for (int j = 0; j < n && run <= n; j++)
+            run += sh->worker[j] == sh->worker[i];
+        if (run > sh->max_per_worker)
+            sh->max_per_worker = run;
+        if (sh->max_per_worker == n)
+            break;
+    }
+    return sh;
+}
+
+/* The communicator's collective state, created by whichever member gets
+ * there first. */
+static struct coll_shared *shared_get(struct loom_comm_shared *csh)
+{
+    _Atomic(void *) *slot = (_Atomic(void *) *)&csh->coll;
+    void *cur = atomic_load_explicit(slot, memory_order_acquire);
+    if (LOOM_LIKELY(cur != NULL))
+        return cur;
+    struct coll_shared *sh = shared_new(csh);
+    if (!sh)
+        return NULL;
+    void *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(slot, &expected, sh, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        shared_free(sh);
+        return expected;
+    }
+    return sh;
+}
+
+/* ---- flags ------------------------------------------------------------- */
+
+struct flag_wait {
+    _Atomic uint64_t *flag;
+    uint64_t value;
+};
+
+static bool flag_reached(const void *arg)
+{
+    const struct flag_wait *w = arg;
+    return atomic_load_explicit(w->flag, memory_order_acquire) >= w->value;
+}
+
+void coll_wait(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value)
+{
+    if (atomic_load_explicit(flag, memory_order_acquire) >= value)
+        return;
+    struct flag_wait w = {flag, value};
+    loom_ult_wait(flag_reached, &w, &x->me->waiter);
+}
+
+void coll_notify(struct coll_ctx *x, int who)
+{
+    loom_ult_notify(&x->sh->m[who].waiter);
+}
+
+void coll_set(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value, int who)
+{
+    atomic_store_explicit(flag, value, memory_order_seq_cst);
+    coll_notify(x, who);
+}
+
+void coll_count(struct coll_ctx *x, _Atomic uint64_t *counter, uint64_t value, int who)
+{
+    if (atomic_fetch_add_explicit(counter, 1, memory_order_seq_cst) + 1 >= value)
+        coll_notify(x, who);
+}
+
+void coll_fence(struct coll_ctx *x)
+{
+    struct coll_shared *sh = x->sh;
+    if (x->size == 1)
+        return;
+    uint64_t f = ++x->me->fences;
+    if (atomic_fetch_add_explicit(&sh->arrived, 1, memory_order_acq_rel) + 1 ==
+        f * (uint64_t)x->size) {
+        atomic_store_explicit(&sh->gen, f, memory_order_seq_cst);
+        for (int i = 0; i < x->size; i++)
+            if (i != x->rank)
+                coll_notify(x, i);
+        return;
+    }
+    coll_wait(x, &sh->gen, f);
+}
+
+/* ---- publication ------------------------------------------------------- */
+
+struct coll_post *coll_publish_begin(struct coll_ctx *x)
+{
+    int par = (int)(x->seq & 1);
+    struct coll_post *p = &x->me->post[par];
+    coll_wait(x, &p->reads, x->me->expect_reads[par]);
+    p->kind = (int)x->kind;
+    p->root = x->a->root;
+    p->args = *x->a;
+    p->data = NULL;
+    return p;
+}
+
+void coll_publish_done(struct coll_ctx *x, struct coll_post *p, bool wake_all)
+{
+    atomic_store_explicit(&p->seq, x->seq, memory_order_seq_cst);
+    if (wake_all)
+        for (int i = 0; i < x->size; i++)
+            if (i != x->rank)
+                coll_notify(x, i);
+}
+
+const struct coll_post *coll_peer_post(struct coll_ctx *x, int r)
+{
+    struct coll_post *p = &x->sh->m[r].post[x->seq & 1];
+    coll_wait(x, &p->seq, x->seq);
+    if (LOOM_UNLIKELY(p->kind != (int)x->kind)) {
+        snprintf(x->me->whybuf, sizeof x->me->whybuf,
+                 "mismatched collective calls: rank %d called MPI_%s while rank %d called MPI_%s",
+                 x->rank, loom_coll_name(x->kind), r, loom_coll_name((enum loom_coll_kind)p->kind));
+        x->why = x->me->whybuf;
+        return NULL;
+    }
+    if (LOOM_UNLIKELY(p->root != x->a->root)) {
+        snprintf(x->me->whybuf, sizeof x->me->whybuf,
+                 "mismatched roots in MPI_%s: rank %d gave root %d, rank %d gave root %d",
+                 loom_coll_name(x->kind), x->rank, x->a->root, r, p->root);
+        x->why = x->me->whybuf;
+        return NULL;
+    }
+    return p;
+}
+
+void coll_read_done(struct coll_ctx *x, const struct coll_post *p, int r)
+{
+    struct coll_post *q = (struct coll_post *)p;
+    atomic_fetch_add_explicit(&q->reads, 1, memory_order_seq_cst);
+    coll_notify(x, r);
+}
+
+void *coll_scratch(struct coll_ctx *x, int which, size_t len)
+{
+    struct coll_member *me = x->me;
+    if (me->scratch_len[which] >= len)
+        return me->scratch[which];
+    size_t cap = len < 4096 ? 4096 : len;
+    void *p = aligned_alloc(LOOM_CACHE_LINE, (cap + LOOM_CACHE_LINE - 1) & ~(size_t)63);
+    if (!p)
+        return NULL;
+    free(me->scratch[which]);
+    me->scratch[which] = p;
+    me->scratch_len[which] = cap;
+    return p;
+}
+
+/* ---- data -------------------------------------------------------------- */
+
+int coll_copy(struct coll_ctx *x, void *dst, size_t dcount, struct loom_type *dt, const void *src,
+              size_t scount, struct loom_type *st)
+{
+    size_t n = scount * st->size;
+    if (LOOM_UNLIKELY(n > dcount * dt->size)) {
+        snprintf(x->me->whybuf, sizeof x->me->whybuf,
+                 "message truncated in MPI_%s: %zu bytes arrived for a buffer of %zu bytes",
+                 loom_coll_name(x->kind), n, dcount * dt->size);
+        x->why = x->me->whybuf;
+        return MPI_ERR_TRUNCATE;
+    }
+    if (n)
+        loom_type_copy(dst, dt, src, st, 0, n);
+    return MPI_SUCCESS;
+}
+
+const void *coll_snapshot(struct coll_ctx *x, const void *buf, size_t count,
+                          const struct loom_type *t)
+{
+    if (count == 0)
+        return buf;
+    MPI_Aint ext = t->ub - t->lb;
+    MPI_Aint lo = t->true_lb, hi = (MPI_Aint)(count - 1) * ext + t->true_ub;
+    if (ext < 0) {
+        lo = (MPI_Aint)(count - 1) * ext + t->true_lb;
+        hi = t->true_ub;
+    }
+    char *s = coll_scratch(x, 1, (size_t)(hi - lo));
+    if (!s)
+        return NULL;
+    memcpy(s, (const char *)buf + lo, (size_t)(hi - lo));
+    return s - lo;
+}
+
+/* out = a op b over elements [e0, e0 + n); out may be b. */
+static void reduce3(const struct loom_op *op, const struct loom_type *t, const void *a,
+                    const void *b, void *out, size_t e0, size_t n)
+{
+    if (t->contig || t->predefined) {
+        loom_op_reduce3(op, coll_elem(a, t, e0), coll_elem(b, t, e0), coll_elem(out, t, e0), n, t);
+        return;
+    }
+    if (out != b)
+        loom_type_copy(out, t, b, t, e0 * t->size, n * t->size);
+    loom_op_apply(op, coll_elem(a, t, e0), coll_elem(out, t, e0), n, t);
+}
+
+int coll_fold(struct coll_ctx *x, const struct loom_op *op, const struct loom_type *t,
+              const void *const *in, int n, void *out, int alias, size_t e0, size_t ne)
+{
+    MPI_Aint ext = t->ub - t->lb;
+    size_t step = ext > 0 ? COLL_STRIP / (size_t)ext : ne;
+    if (step == 0)
+        step = 1;
+    const void *stack_in[16];
+    const void **v =
+        (size_t)n <= LOOM_ARRAY_SIZE(stack_in) ? stack_in : malloc((size_t)n * sizeof *v);
+    if (!v)
+        return MPI_ERR_NO_MEM;
+    memcpy(v, in, (size_t)n * sizeof *v);
+    int rc = MPI_SUCCESS;
+    for (size_t c0 = e0; c0 < e0 + ne; c0 += step) {
+        size_t cn = e0 + ne - c0 < step ? e0 + ne - c0 : step;
+        if (n == 1) {
+            if (v[0] != out)
+                loom_type_copy(out, t, v[0], t, c0 * t->size, cn * t->size);
+            continue;
+        }
+        if (alias >= 0 && alias < n - 1) {
+            if (op->commutative) {
+                /* out holds input `alias` already: fold the others into it. */
+                for (int k = n - 1; k >= 0; k--)
+                    if (k != alias)
+                        loom_op_apply(op, coll_elem(v[k], t, c0), coll_elem(out, t, c0), cn, t);
+                continue;
+            }
+            /* Keep input `alias` aside before out is overwritten. */
+            MPI_Aint lo = (MPI_Aint)c0 * ext + t->true_lb;
+            size_t span = (size_t)((MPI_Aint)(cn - 1) * ext + t->true_ub - t->true_lb);
+            char *tmp = coll_scratch(x, 2, span);
+            if (!tmp) {
+                rc = MPI_ERR_NO_MEM;
+                break;
+            }
+            memcpy(tmp, (const char *)out + lo, span);
+            v[alias] = tmp - lo;
+        }
+        reduce3(op, t, v[n - 2], v[n - 1], out, c0, cn);
+        for (int k = n - 3; k >= 0; k--)
+            loom_op_apply(op, coll_elem(v[k], t, c0), coll_elem(out, t, c0), cn, t);
+        if (alias >= 0 && alias < n - 1)
+            v[alias] = in[alias];
+    }
+    if (v != stack_in)
+        free(v);
+    return rc;
+}
+
+/* ---- entry ------------------------------------------------------------- */
+
+const char *loom_coll_name(enum loom_coll_kind kind)
+{
+    static const char *const names[] = {
+#define LOOM_COLL_NAME(K, N) #N,
+        LOOM_COLL_KINDS(LOOM_COLL_NAME)
+#undef LOOM_COLL_NAME
+    };
+    return (unsigned)kind < LOOM_COLL_NKINDS ? names[kind] : "?";
+}
+
+const struct coll_algorithm *coll_select(struct coll_ctx *x);
+
+int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                  const char **why)
+{
+    struct coll_shared *sh = shared_get(c->sh);
+    if (!sh) {
+        *why = "out of memory for the communicator's collective state";
+        return MPI_ERR_NO_MEM;
+    }
+    struct coll_ctx x = {
+        .sh = sh,
+        .me = &sh->m[c->rank],
+        .rank = c->rank,
+        .size = sh->size,
+        .kind = kind,
+        .a = a,
+    };
+    x.seq = ++x.me->seq;
+    const struct coll_algorithm *alg = coll_select(&x);
+    int rc = alg->run(&x);
+    *why = x.why;
+    return rc;
+}
+
+void *coll_tempbuf(struct coll_ctx *x, int which, size_t count, const struct loom_type *t)
+{
+    if (count == 0)
+        return coll_scratch(x, which, 1);
+    MPI_Aint ext = t->ub - t->lb;
+    MPI_Aint span = (MPI_Aint)(count - 1) * ext + t->true_ub - t->true_lb;
+    char *s = coll_scratch(x, which, (size_t)span);
+    return s ? s - t->true_lb : NULL;
+}
+
+static inline MPI_Aint extent(const struct loom_type *t)
+{
+    return t->ub - t->lb;
+}
+
+struct coll_block coll_send_block(enum loom_coll_kind kind, const struct loom_coll_args *pa,
+                                  const void *base, int j)
+{
+    const char *b = base;
+    switch (kind) {
+    case LOOM_COLL_SCATTER:
+    case LOOM_COLL_ALLTOALL:
+        return (struct coll_block){b + (MPI_Aint)j * (MPI_Aint)pa->scount * extent(pa->stype),
+                                   pa->scount, pa->stype};
+    case LOOM_COLL_SCATTERV:
+    case LOOM_COLL_ALLTOALLV:
+        return (struct coll_block){b + (MPI_Aint)pa->sdispls[j] * extent(pa->stype),
+                                   (size_t)pa->scounts[j], pa->stype};
+    case LOOM_COLL_ALLTOALLW:
+        return (struct coll_block){b + pa->sdispls[j], (size_t)pa->scounts[j], pa->stypes[j]};
+    default: /* the gathers send their whole buffer */
+        return (struct coll_block){b, pa->scount, pa->stype};
+    }
+}
+
+struct coll_block coll_recv_block(enum loom_coll_kind kind, const struct loom_coll_args *pa, int i)
+{
+    char *b = pa->rbuf;
+    switch (kind) {
+    case LOOM_COLL_GATHER:
+    case LOOM_COLL_ALLGATHER:
+    case LOOM_COLL_ALLTOALL:
+        return (struct coll_block){b + (MPI_Aint)i * (MPI_Aint)pa->rcount * extent(pa->rtype),
+                                   pa->rcount, pa->rtype};
+    case LOOM_COLL_GATHERV:
+    case LOOM_COLL_ALLGATHERV:
+    case LOOM_COLL_ALLTOALLV:
+        return (struct coll_block){b + (MPI_Aint)pa->rdispls[i] * extent(pa->rtype),
+                                   (size_t)pa->rcounts[i], pa->rtype};
+    case LOOM_COLL_ALLTOALLW:
+        return (struct coll_block){b + pa->rdispls[i], (size_t)pa->rcounts[i], pa->rtypes[i]};
+    default: /* the scatters receive into their whole buffer */
+        return (struct coll_block){b, pa->rcount, pa->rtype};
+    }
+}

@@ -1,0 +1,62 @@
+/*
+ * Gather and Gatherv: every member publishes its send buffer; the root copies
+ * each one into place (starting with its right neighbour, so that roots of
+ * consecutive calls do not all start on the same member), then releases them.
+ * Cost: N * line + N * m / copy at the root.
+ */
+#include "coll/coll_impl.h"
+
+static int gather(struct coll_ctx *x)
+{
+    const struct loom_coll_args *a = x->a;
+    int n = x->size, root = a->root, rc = MPI_SUCCESS;
+    if (x->rank != root) {
+        struct coll_post *p = coll_publish_begin(x);
+        coll_publish_done(x, p, false);
+        coll_notify(x, root);
+        coll_wait(x, &x->me->release, x->seq);
+        return MPI_SUCCESS;
+    }
+    for (int k = 0; k < n; k++) {
+        int r = (root + 1 + k) % n;
+        struct coll_block d = coll_recv_block(x->kind, a, r);
+        int e = MPI_SUCCESS;
+        if (r == root) {
+            if (!a->in_place)
+                e = coll_copy(x, (void *)d.buf, d.count, d.type, a->sbuf, a->scount, a->stype);
+        } else {
+            const struct coll_post *p = coll_peer_post(x, r);
+            if (!p)
+                e = MPI_ERR_OTHER;
+            else
+                e = coll_copy(x, (void *)d.buf, d.count, d.type, p->args.sbuf, p->args.scount,
+                              p->args.stype);
+        }
+        if (e && !rc)
+            rc = e;
+    }
+    for (int r = 0; r < n; r++)
+        if (r != root)
+            coll_set(x, &x->sh->m[r].release, x->seq, r);
+    return rc;
+}
+
+int coll_gather_direct(struct coll_ctx *x)
+{
+    return gather(x);
+}
+
+int coll_gatherv_direct(struct coll_ctx *x)
+{
+    return gather(x);
+}
+
+double coll_gather_direct_cost(const struct coll_ctx *x, size_t nbytes)
+{
+    return x->size * (coll_model.line_s + nbytes / coll_model.copy_bps);
+}
+
+double coll_gatherv_direct_cost(const struct coll_ctx *x, size_t nbytes)
+{
+    return coll_gather_direct_cost(x, nbytes);
+}

@@ -1,0 +1,85 @@
+/*
+ * Reduce_scatter and Reduce_scatter_block: every member publishes its input
+ * vector (in place: a snapshot, since its receive buffer is overwritten) and
+ * folds its own block of all inputs, in rank order and strip-mined, straight
+ * into its receive buffer; a fence ends the call.
+ * Cost: N * line + N * (m / N) / copy per member (concurrent) + a fence.
+ */
+#include "coll/coll_impl.h"
+
+#include <stdlib.h>
+
+/* First element and count of member i's block. */
+static void block(const struct coll_ctx *x, const struct loom_coll_args *a, int i, size_t *e0,
+                  size_t *ne)
+{
+    if (x->kind == LOOM_COLL_REDUCE_SCATTER_BLOCK) {
+        *e0 = (size_t)i * a->rcount;
+        *ne = a->rcount;
+        return;
+    }
+    size_t off = 0;
+    for (int k = 0; k < i; k++)
+        off += (size_t)a->rcounts[k];
+    *e0 = off;
+    *ne = (size_t)a->rcounts[i];
+}
+
+static int reduce_scatter(struct coll_ctx *x)
+{
+    const struct loom_coll_args *a = x->a;
+    const struct loom_type *t = a->rtype;
+    int n = x->size, me = x->rank, rc = MPI_SUCCESS;
+    size_t e0, ne, total;
+    block(x, a, me, &e0, &ne);
+    block(x, a, n - 1, &total, &ne);
+    total += ne;
+    block(x, a, me, &e0, &ne);
+    const void *input = a->in_place ? coll_snapshot(x, a->rbuf, total, t) : a->sbuf;
+    if (!input)
+        return MPI_ERR_NO_MEM;
+    struct coll_post *mine = coll_publish_begin(x);
+    mine->data = input;
+    coll_publish_done(x, mine, true);
+    const void *stack_in[16];
+    const void **in = n <= 16 ? stack_in : malloc((size_t)n * sizeof *in);
+    if (!in)
+        return MPI_ERR_NO_MEM;
+    for (int r = 0; r < n; r++) {
+        const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
+        if (!p) {
+            rc = MPI_ERR_OTHER;
+            p = mine;
+        }
+        in[r] = p->data;
+    }
+    /* The block lands at the start of the receive buffer: shift the output
+     * so that element e0 of the fold is element 0 of rbuf. */
+    if (rc == MPI_SUCCESS && ne)
+        rc = coll_fold(x, a->op, t, in, n,
+                       coll_elem(a->rbuf, t, 0) - (e0 * (size_t)(t->ub - t->lb)), -1, e0, ne);
+    coll_fence(x);
+    if (in != stack_in)
+        free(in);
+    return rc;
+}
+
+int coll_reduce_scatter_direct(struct coll_ctx *x)
+{
+    return reduce_scatter(x);
+}
+
+int coll_reduce_scatter_block_direct(struct coll_ctx *x)
+{
+    return reduce_scatter(x);
+}
+
+double coll_reduce_scatter_direct_cost(const struct coll_ctx *x, size_t nbytes)
+{
+    return 2 * x->size * coll_model.line_s + nbytes / coll_model.copy_bps;
+}
+
+double coll_reduce_scatter_block_direct_cost(const struct coll_ctx *x, size_t nbytes)
+{
+    return coll_reduce_scatter_direct_cost(x, nbytes);
+}

@@ -1,0 +1,180 @@
+/*
+ * Choosing an algorithm per call: the cost model of each algorithm (its
+ * file's header) evaluated with the machine parameters below, overridden by
+ * LOOM_COLL_<COLLECTIVE>=<algorithm>; LOOM_COLL_VERBOSE=1 prints, on member
+ * 0 of the communicator, the candidates, their predicted costs and the choice.
+ *
+ * The choice depends only on what every member of a call agrees on (the
+ * collective, the member count, the message size, the topology, the
+ * environment), so all members run the same algorithm.
+ *
+ * Machine parameters: defaults measured on the development machine (2-core
+ * x86-64, docs/collectives.md), replaced by LOOM_COLL_MODEL="line=70e-9,
+ * wake=1e-6,copy=20e9,mem=25e9" (any subset).
+ */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_impl.h"
+#include "util/log.h"
+
+struct coll_model coll_model = {
+    .line_s = 70e-9,
+    .wake_s = 0.5e-6,
+    .copy_bps = 20e9,
+    .mem_bps = 25e9,
+};
+
+static const struct coll_algorithm algorithms[] = {
+#define LOOM_COLL_ALGORITHM(KIND, kind, name, summary)                                             \
+    {LOOM_COLL_##KIND, #name, coll_##kind##_##name, coll_##kind##_##name##_cost, summary},
+#include "coll/algorithms.def"
+#undef LOOM_COLL_ALGORITHM
+};
+
+static struct {
+    pthread_once_t once;
+    const struct coll_algorithm *forced[LOOM_COLL_NKINDS];
+    bool verbose;
+} cfg = {.once = PTHREAD_ONCE_INIT};
+
+static void configure(void)
+{
+    const char *v = getenv("LOOM_COLL_VERBOSE");
+    cfg.verbose = v && *v && strcmp(v, "0") != 0;
+    const char *mp = getenv("LOOM_COLL_MODEL");
+    if (mp) {
+        struct {
+            const char *key;
+            double *val;
+        } keys[] = {{"line", &coll_model.line_s},
+                    {"wake", &coll_model.wake_s},
+                    {"copy", &coll_model.copy_bps},
+                    {"mem", &coll_model.mem_bps}};
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", mp);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(tok, '=');
+            bool ok = false;
+            if (eq) {
+                *eq = 0;
+                for (size_t i = 0; i < LOOM_ARRAY_SIZE(keys); i++)
+                    if (strcmp(tok, keys[i].key) == 0) {
+                        char *end;
+                        double d = strtod(eq + 1, &end);
+                        if (*end == 0 && d > 0) {
+                            *keys[i].val = d;
+                            ok = true;
+                        }
+                    }
+            }
+            if (!ok)
+                loom_log_error("LOOM_COLL_MODEL: ignoring '%s' (expected line=, wake=, copy= or "
+                               "mem= with a positive number)",
+                               tok);
+        }
+    }
+    for (int k = 0; k < LOOM_COLL_NKINDS; k++) {
+        char var[64] = "LOOM_COLL_";
+        const char *name = loom_coll_name((enum loom_coll_kind)k);
+        size_t len = strlen(var);
+        for (size_t i = 0; name[i] && len < sizeof var - 1; i++)
+            var[len++] = (char)toupper((unsigned char)name[i]);
+        var[len] = 0;
+        const char *want = getenv(var);
+        if (!want || !*want)
+            continue;
+        for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++)
+            if ((int)algorithms[i].kind == k && strcmp(algorithms[i].name, want) == 0)
+                cfg.forced[k] = &algorithms[i];
+        if (!cfg.forced[k]) {
+            char list[256] = "";
+            for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++)
+                if ((int)algorithms[i].kind == k) {
+                    strncat(list, " ", sizeof list - strlen(list) - 1);
+                    strncat(list, algorithms[i].name, sizeof list - strlen(list) - 1);
+                }
+            loom_log_error("%s=%s: no such algorithm (choose from:%s); using the model's choice",
+                           var, want, list);
+        }
+    }
+}
+
+size_t coll_call_bytes(const struct coll_ctx *x)
+{
+    const struct loom_coll_args *a = x->a;
+    switch (x->kind) {
+    case LOOM_COLL_BCAST:
+    case LOOM_COLL_REDUCE:
+    case LOOM_COLL_ALLREDUCE:
+    case LOOM_COLL_SCAN:
+    case LOOM_COLL_EXSCAN:
+    case LOOM_COLL_REDUCE_SCATTER_BLOCK:
+        return a->rcount * (a->rtype ? a->rtype->size : 0);
+    default:
+        return 0; /* sizes may differ between members: single algorithm */
+    }
+}
+
+int coll_max_per_worker(const struct coll_shared *sh)
+{
+    return sh->max_per_worker;
+}
+
+const struct coll_algorithm *coll_select(struct coll_ctx *x);
+
+const struct coll_algorithm *coll_select(struct coll_ctx *x)
+{
+    pthread_once(&cfg.once, configure);
+    const struct coll_algorithm *forced = cfg.forced[x->kind];
+    if (forced && !cfg.verbose)
+        return forced;
+    size_t nbytes = coll_call_bytes(x);
+    const struct coll_algorithm *best = NULL;
+    double best_cost = 0;
+    char line[512];
+    int len = 0;
+    for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++) {
+        const struct coll_algorithm *alg = &algorithms[i];
+        if (alg->kind != x->kind)
+            continue;
+        double c = alg->cost(x, nbytes);
+        if (cfg.verbose && len < (int)sizeof line)
+            len += c < 0 ? snprintf(line + len, sizeof line - (size_t)len, " %s n/a", alg->name)
+                         : snprintf(line + len, sizeof line - (size_t)len, " %s %.3g us", alg->name,
+                                    c * 1e6);
+        if (c >= 0 && (!best || c < best_cost)) {
+            best = alg;
+            best_cost = c;
+        }
+    }
+    if (!best) /* nothing applies: the first listed always does */
+        for (size_t i = 0; !best && i < LOOM_ARRAY_SIZE(algorithms); i++)
+            if (algorithms[i].kind == x->kind)
+                best = &algorithms[i];
+    if (forced)
+        best = forced;
+    if (cfg.verbose && x->rank == 0)
+        fprintf(stderr, "loom: MPI_%s on %d ranks, %zu bytes:%s -> %s%s\n", loom_coll_name(x->kind),
+                x->size, nbytes, line, best->name, forced ? " (forced)" : "");
+    return best;
+}
+
+void loom_coll_describe(void *file)
+{
+    FILE *f = file;
+    pthread_once(&cfg.once, configure);
+    fprintf(f, "Collective model: line %.3g us, wake %.3g us, copy %.3g GB/s, memory %.3g GB/s\n",
+            coll_model.line_s * 1e6, coll_model.wake_s * 1e6, coll_model.copy_bps / 1e9,
+            coll_model.mem_bps / 1e9);
+    fprintf(f, "Collective algorithms (force one with LOOM_COLL_<COLLECTIVE>=<name>):\n");
+    for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++) {
+        const struct coll_algorithm *a = &algorithms[i];
+        fprintf(f, "  %-22s %-14s %s%s\n", loom_coll_name(a->kind), a->name, a->summary,
+                cfg.forced[a->kind] == a ? " [forced]" : "");
+    }
+}

@@ -1,0 +1,488 @@
+/*
+ * MPI collective entry points (MPI-3.1 chapter 5, intracommunicators): check
+ * the arguments the standard makes significant on the calling rank, raise the
+ * standard error classes with a message, and hand the call to src/coll.
+ * Arguments that are bad on every rank raise the error on every rank before
+ * any synchronization, so nobody is left waiting.
+ */
+#include <stdlib.h>
+
+#include "coll/coll.h"
+#include "coll/op.h"
+#include "mpi/mpi_impl.h"
+
+/* MPI_IN_PLACE is the address of this byte. */
+LOOM_EXPORT char loom_in_place_marker;
+
+/* ---- argument checks --------------------------------------------------- */
+
+struct call {
+    const char *fn;
+    MPI_Comm comm;
+    struct loom_comm *c;
+    int size;
+};
+
+static int begin(struct call *k, const char *fn, MPI_Comm comm)
+{
+    *k = (struct call){.fn = fn, .comm = comm};
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    k->c = loom_comm_lookup(comm);
+    if (!k->c)
+        return loom_mpi_bad_comm(comm, fn);
+    k->size = k->c->sh->size;
+    return MPI_SUCCESS;
+}
+
+static int check_type(const struct call *k, MPI_Datatype type, const char *what,
+                      struct loom_type **t_p)
+{
+    char buf[160];
+    const char *why = loom_type_problem(type, true, buf, sizeof buf);
+    if (why)
+        return loom_mpi_err(k->comm, MPI_ERR_TYPE, k->fn, "%s: %s", what, why);
+    *t_p = loom_type_get(type);
+    return MPI_SUCCESS;
+}
+
+static int check_count(const struct call *k, int count, const char *what)
+{
+    if (count < 0)
+        return loom_mpi_err(k->comm, MPI_ERR_COUNT, k->fn, "%s %d is negative", what, count);
+    return MPI_SUCCESS;
+}
+
+/* A buffer of count x type (count already checked). */
+static int check_buf(const struct call *k, const void *buf, int count, MPI_Datatype type,
+                     const char *what, struct loom_type **t_p)
+{
+    int rc = check_type(k, type, what, t_p);
+    if (rc)
+        return rc;
+    if (buf == MPI_IN_PLACE)
+        return loom_mpi_err(k->comm, MPI_ERR_BUFFER, k->fn, "%s: MPI_IN_PLACE is not allowed here",
+                            what);
+    if (!buf && count > 0 && (*t_p)->size > 0 && (*t_p)->true_lb == 0)
+        return loom_mpi_err(k->comm, MPI_ERR_BUFFER, k->fn,
+                            "%s is NULL for %d elements of a datatype with relative displacements",
+                            what, count);
+    return MPI_SUCCESS;
+}
+
+static int check_counted_buf(const struct call *k, const void *buf, int count, MPI_Datatype type,
+                             const char *what, struct loom_type **t_p)
+{
+    int rc = check_count(k, count, what);
+    return rc ? rc : check_buf(k, buf, count, type, what, t_p);
+}
+
+static int check_root(const struct call *k, int root)
+{
+    if (root < 0 || root >= k->size)
+        return loom_mpi_err(k->comm, MPI_ERR_ROOT, k->fn,
+                            "root %d is not a rank of a communicator of size %d", root, k->size);
+    return MPI_SUCCESS;
+}
+
+static int check_op(const struct call *k, MPI_Op op, const struct loom_type *t,
+                    struct loom_op **op_p)
+{
+    char buf[160];
+    const char *why = loom_op_handle_problem(op, buf, sizeof buf);
+    if (why)
+        return loom_mpi_err(k->comm, MPI_ERR_OP, k->fn, "%s", why);
+    struct loom_op *o = loom_op_get(op);
+    why = loom_op_problem(o, t, buf, sizeof buf);
+    if (why)
+        return loom_mpi_err(k->comm, MPI_ERR_OP, k->fn, "%s", why);
+    *op_p = o;
+    return MPI_SUCCESS;
+}
+
+/* counts[0..size) non-negative and displs present. */
+static int check_counts(const struct call *k, const int *counts, const int *displs,
+                        const char *what)
+{
+    if (!counts || !displs)
+        return loom_mpi_err(k->comm, MPI_ERR_ARG, k->fn, "%s counts or displacements are NULL",
+                            what);
+    for (int i = 0; i < k->size; i++)
+        if (counts[i] < 0)
+            return loom_mpi_err(k->comm, MPI_ERR_COUNT, k->fn,
+                                "%s count %d (for rank %d) is negative", what, counts[i], i);
+    return MPI_SUCCESS;
+}
+
+static int run(const struct call *k, enum loom_coll_kind kind, const struct loom_coll_args *a)
+{
+    const char *why = NULL;
+    int rc = loom_coll_run(k->c, kind, a, &why);
+    if (rc)
+        return loom_mpi_err(k->comm, rc, k->fn, "%s", why ? why : "failed");
+    return MPI_SUCCESS;
+}
+
+/* ---- entry points ------------------------------------------------------ */
+
+int PMPI_Barrier(MPI_Comm comm)
+{
+    struct call k;
+    int rc = begin(&k, "MPI_Barrier", comm);
+    if (rc)
+        return rc;
+    struct loom_coll_args a = {.root = 0};
+    return run(&k, LOOM_COLL_BARRIER, &a);
+}
+LOOM_MPI_ALIAS(Barrier);
+
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    struct call k;
+    struct loom_coll_args a = {.rbuf = buffer, .rcount = (size_t)count, .root = root};
+    int rc = begin(&k, "MPI_Bcast", comm);
+    if (!rc)
+        rc = check_root(&k, root);
+    if (!rc)
+        rc = check_counted_buf(&k, buffer, count, datatype, "the buffer", &a.rtype);
+    return rc ? rc : run(&k, LOOM_COLL_BCAST, &a);
+}
+LOOM_MPI_ALIAS(Bcast);
+
+/* Gather and Gatherv: the send side everywhere (unless in place at the
+ * root), the receive side at the root. */
+static int gather(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm, enum loom_coll_kind kind)
+{
+    struct call k;
+    struct loom_coll_args a = {
+        .sbuf = sendbuf, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs, .root = root};
+    int rc = begin(&k, fn, comm);
+    if (!rc)
+        rc = check_root(&k, root);
+    if (rc)
+        return rc;
+    bool at_root = k.c->rank == root;
+    a.in_place = at_root && sendbuf == MPI_IN_PLACE;
+    if (!a.in_place) {
+        rc = check_counted_buf(&k, sendbuf, sendcount, sendtype, "the send buffer", &a.stype);
+        a.scount = (size_t)sendcount;
+    }
+    if (!rc && at_root) {
+        if (kind == LOOM_COLL_GATHER) {
+            rc =
+                check_counted_buf(&k, recvbuf, recvcount, recvtype, "the receive buffer", &a.rtype);
+            a.rcount = (size_t)recvcount;
+        } else {
+            rc = check_counts(&k, recvcounts, displs, "receive");
+            if (!rc)
+                rc = check_buf(&k, recvbuf, 1, recvtype, "the receive buffer", &a.rtype);
+        }
+    }
+    return rc ? rc : run(&k, kind, &a);
+}
+
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                  recvtype, root, comm, LOOM_COLL_GATHER);
+}
+LOOM_MPI_ALIAS(Gather);
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
+{
+    return gather("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                  recvtype, root, comm, LOOM_COLL_GATHERV);
+}
+LOOM_MPI_ALIAS(Gatherv);
+
+/* Scatter and Scatterv: the send side at the root, the receive side
+ * everywhere (unless in place at the root). */
+static int scatter(const char *fn, const void *sendbuf, int sendcount, const int *sendcounts,
+                   const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm, enum loom_coll_kind kind)
+{
+    struct call k;
+    struct loom_coll_args a = {
+        .sbuf = sendbuf, .rbuf = recvbuf, .scounts = sendcounts, .sdispls = displs, .root = root};
+    int rc = begin(&k, fn, comm);
+    if (!rc)
+        rc = check_root(&k, root);
+    if (rc)
+        return rc;
+    bool at_root = k.c->rank == root;
+    a.in_place = at_root && recvbuf == MPI_IN_PLACE;
+    if (at_root) {
+        if (kind == LOOM_COLL_SCATTER) {
+            rc = check_counted_buf(&k, sendbuf, sendcount, sendtype, "the send buffer", &a.stype);
+            a.scount = (size_t)sendcount;
+        } else {
+            rc = check_counts(&k, sendcounts, displs, "send");
+            if (!rc)
+                rc = check_buf(&k, sendbuf, 1, sendtype, "the send buffer", &a.stype);
+        }
+    }
+    if (!rc && !a.in_place) {
+        rc = check_counted_buf(&k, recvbuf, recvcount, recvtype, "the receive buffer", &a.rtype);
+        a.rcount = (size_t)recvcount;
+    }
+    return rc ? rc : run(&k, kind, &a);
+}
+
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                   recvtype, root, comm, LOOM_COLL_SCATTER);
+}
+LOOM_MPI_ALIAS(Scatter);
+
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
+{
+    return scatter("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                   recvtype, root, comm, LOOM_COLL_SCATTERV);
+}
+LOOM_MPI_ALIAS(Scatterv);
+
+/* Allgather(v) and Alltoall(v): send side unless in place, receive side. */
+static int all(const char *fn, const void *sendbuf, int sendcount, const int *sendcounts,
+               const int *sdispls, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+               const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+               enum loom_coll_kind kind)
+{
+    struct call k;
+    struct loom_coll_args a = {.sbuf = sendbuf,
+                               .rbuf = recvbuf,
+                               .scounts = sendcounts,
+                               .sdispls = sdispls,
+                               .rcounts = recvcounts,
+                               .rdispls = rdispls,
+                               .in_place = sendbuf == MPI_IN_PLACE};
+    int rc = begin(&k, fn, comm);
+    if (rc)
+        return rc;
+    if (!a.in_place) {
+        if (sendcounts) {
+            rc = check_counts(&k, sendcounts, sdispls, "send");
+            if (!rc)
+                rc = check_buf(&k, sendbuf, 1, sendtype, "the send buffer", &a.stype);
+        } else {
+            rc = check_counted_buf(&k, sendbuf, sendcount, sendtype, "the send buffer", &a.stype);
+            a.scount = (size_t)sendcount;
+        }
+    }
+    if (!rc) {
+        if (recvcounts) {
+            rc = check_counts(&k, recvcounts, rdispls, "receive");
+            if (!rc)
+                rc = check_buf(&k, recvbuf, 1, recvtype, "the receive buffer", &a.rtype);
+        } else {
+            rc =
+                check_counted_buf(&k, recvbuf, recvcount, recvtype, "the receive buffer", &a.rtype);
+            a.rcount = (size_t)recvcount;
+        }
+    }
+    return rc ? rc : run(&k, kind, &a);
+}
+
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return all("MPI_Allgather", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
+               NULL, recvtype, comm, LOOM_COLL_ALLGATHER);
+}
+LOOM_MPI_ALIAS(Allgather);
+
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm)
+{
+    return all("MPI_Allgatherv", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0, recvcounts,
+               displs, recvtype, comm, LOOM_COLL_ALLGATHERV);
+}
+LOOM_MPI_ALIAS(Allgatherv);
+
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return all("MPI_Alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
+               NULL, recvtype, comm, LOOM_COLL_ALLTOALL);
+}
+LOOM_MPI_ALIAS(Alltoall);
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return all("MPI_Alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
+               rdispls, recvtype, comm, LOOM_COLL_ALLTOALLV);
+}
+LOOM_MPI_ALIAS(Alltoallv);
+
+/* One datatype per peer: every one checked where its count is positive. */
+static int check_types(const struct call *k, const int *counts, const int *displs,
+                       const MPI_Datatype *types, const char *what, struct loom_type **out)
+{
+    int rc = check_counts(k, counts, displs, what);
+    if (rc)
+        return rc;
+    if (!types)
+        return loom_mpi_err(k->comm, MPI_ERR_ARG, k->fn, "the %s datatypes are NULL", what);
+    for (int i = 0; i < k->size; i++) {
+        char buf[160];
+        const char *why = loom_type_problem(types[i], true, buf, sizeof buf);
+        if (why)
+            return loom_mpi_err(k->comm, MPI_ERR_TYPE, k->fn, "%s datatype for rank %d: %s", what,
+                                i, why);
+        out[i] = loom_type_get(types[i]);
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    struct call k;
+    int rc = begin(&k, "MPI_Alltoallw", comm);
+    if (rc)
+        return rc;
+    struct loom_type **types = malloc(2 * (size_t)k.size * sizeof *types);
+    if (!types)
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, k.fn, "out of memory");
+    struct loom_coll_args a = {.sbuf = sendbuf,
+                               .rbuf = recvbuf,
+                               .scounts = sendcounts,
+                               .sdispls = sdispls,
+                               .rcounts = recvcounts,
+                               .rdispls = rdispls,
+                               .stypes = types,
+                               .rtypes = types + k.size,
+                               .in_place = sendbuf == MPI_IN_PLACE};
+    if (!a.in_place)
+        rc = check_types(&k, sendcounts, sdispls, sendtypes, "send", types);
+    if (!rc)
+        rc = check_types(&k, recvcounts, rdispls, recvtypes, "receive", types + k.size);
+    if (!rc)
+        rc = run(&k, LOOM_COLL_ALLTOALLW, &a);
+    free(types);
+    return rc;
+}
+LOOM_MPI_ALIAS(Alltoallw);
+
+/* The reductions: count x datatype on both sides, one op. in_place_ok:
+ * whether this rank may pass MPI_IN_PLACE. */
+static int reduction(struct call *k, const char *fn, MPI_Comm comm, const void *sendbuf,
+                     void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                     bool rooted, struct loom_coll_args *a)
+{
+    int rc = begin(k, fn, comm);
+    if (!rc && rooted)
+        rc = check_root(k, root);
+    if (rc)
+        return rc;
+    bool recv_significant = !rooted || k->c->rank == root;
+    a->root = rooted ? root : 0;
+    a->in_place = recv_significant && sendbuf == MPI_IN_PLACE;
+    a->sbuf = sendbuf;
+    a->rbuf = recvbuf;
+    a->rcount = a->scount = (size_t)count;
+    rc = check_count(k, count, "count");
+    if (!rc)
+        rc = check_type(k, datatype, "the datatype", &a->rtype);
+    if (rc)
+        return rc;
+    a->stype = a->rtype;
+    if (!a->in_place)
+        rc = check_buf(k, sendbuf, count, datatype, "the send buffer", &a->stype);
+    if (!rc && recv_significant)
+        rc = check_buf(k, recvbuf, count, datatype, "the receive buffer", &a->rtype);
+    if (!rc)
+        rc = check_op(k, op, a->rtype, &a->op);
+    if (!rc && recv_significant && !a->in_place && count > 0 && sendbuf == recvbuf &&
+        a->rtype->size > 0)
+        rc = loom_mpi_err(comm, MPI_ERR_BUFFER, fn,
+                          "the send and receive buffers are the same (use MPI_IN_PLACE)");
+    return rc;
+}
+
+int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm)
+{
+    struct call k;
+    struct loom_coll_args a = {0};
+    int rc =
+        reduction(&k, "MPI_Reduce", comm, sendbuf, recvbuf, count, datatype, op, root, true, &a);
+    return rc ? rc : run(&k, LOOM_COLL_REDUCE, &a);
+}
+LOOM_MPI_ALIAS(Reduce);
+
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm)
+{
+    struct call k;
+    struct loom_coll_args a = {0};
+    int rc =
+        reduction(&k, "MPI_Allreduce", comm, sendbuf, recvbuf, count, datatype, op, 0, false, &a);
+    return rc ? rc : run(&k, LOOM_COLL_ALLREDUCE, &a);
+}
+LOOM_MPI_ALIAS(Allreduce);
+
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm)
+{
+    struct call k;
+    struct loom_coll_args a = {0};
+    int rc = reduction(&k, "MPI_Scan", comm, sendbuf, recvbuf, count, datatype, op, 0, false, &a);
+    return rc ? rc : run(&k, LOOM_COLL_SCAN, &a);
+}
+LOOM_MPI_ALIAS(Scan);
+
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm)
+{
+    struct call k;
+    struct loom_coll_args a = {0};
+    int rc = reduction(&k, "MPI_Exscan", comm, sendbuf, recvbuf, count, datatype, op, 0, false, &a);
+    return rc ? rc : run(&k, LOOM_COLL_EXSCAN, &a);
+}
+LOOM_MPI_ALIAS(Exscan);
+
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    struct call k;
+    struct loom_coll_args a = {0};
+    int rc = reduction(&k, "MPI_Reduce_scatter_block", comm, sendbuf, recvbuf, recvcount, datatype,
+                       op, 0, false, &a);
+    return rc ? rc : run(&k, LOOM_COLL_REDUCE_SCATTER_BLOCK, &a);
+}
+LOOM_MPI_ALIAS(Reduce_scatter_block);
+
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    struct call k;
+    int rc = begin(&k, "MPI_Reduce_scatter", comm);
+    if (rc)
+        return rc;
+    if (!recvcounts)
+        return loom_mpi_err(comm, MPI_ERR_ARG, k.fn, "recvcounts is NULL");
+    for (int i = 0; i < k.size; i++)
+        if (recvcounts[i] < 0)
+            return loom_mpi_err(comm, MPI_ERR_COUNT, k.fn,
+                                "receive count %d (for rank %d) is negative", recvcounts[i], i);
+    struct loom_coll_args a = {0};
+    rc = reduction(&k, "MPI_Reduce_scatter", comm, sendbuf, recvbuf, recvcounts[k.c->rank],
+                   datatype, op, 0, false, &a);
+    a.rcounts = recvcounts;
+    return rc ? rc : run(&k, LOOM_COLL_REDUCE_SCATTER, &a);
+}
+LOOM_MPI_ALIAS(Reduce_scatter);
