@@ -13,7 +13,7 @@
 int coll_allreduce_allread(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int n = x->size, me = x->rank, par = (int)(x->seq & 1), rc = MPI_SUCCESS;
+    int n = x->size, me = x->rank, par = coll_ring_index(x), rc = MPI_SUCCESS;
     const struct loom_type *t = a->rtype;
     size_t nb = a->rcount * t->size;
     if (nb > COLL_CELL || !t->contig)

@@ -53,7 +53,7 @@ int coll_allreduce_tiled(struct coll_ctx *x)
         int r = (me + k) % n;
         coll_wait(x, &sh->m[r].ready, x->seq);
         tile(a->rcount, n, r, &e0, &ne);
-        const struct coll_post *p = &sh->m[r].post[x->seq & 1];
+        const struct coll_post *p = &sh->m[r].post[coll_ring_index(x)];
         if (ne)
             loom_type_copy(a->rbuf, t, p->args.rbuf, p->args.rtype, e0 * t->size, ne * t->size);
     }

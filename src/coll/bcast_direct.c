@@ -11,13 +11,15 @@
 int coll_bcast_direct(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int root = a->root, par = (int)(x->seq & 1);
+    int root = a->root, par = coll_ring_index(x);
     if (x->size == 1)
         return MPI_SUCCESS;
     if (x->rank == root) {
         size_t n = a->rcount * a->rtype->size;
         struct coll_post *p = coll_publish_begin(x);
-        if (n <= COLL_CELL)
+        p->nbytes = n;
+        p->copied_in = n <= COLL_CELL;
+        if (p->copied_in)
             loom_type_pack(p->cell, a->rbuf, a->rtype, 0, n);
         x->me->expect_reads[par] += (uint64_t)x->size - 1;
         coll_publish_done(x, p, true);
@@ -28,12 +30,11 @@ int coll_bcast_direct(struct coll_ctx *x)
     const struct coll_post *p = coll_peer_post(x, root);
     if (!p)
         return MPI_ERR_OTHER;
-    size_t n = p->args.rcount * p->args.rtype->size;
+    size_t n = p->nbytes;
     int rc = MPI_SUCCESS;
     if (n > a->rcount * a->rtype->size)
-        rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, p->args.rbuf, p->args.rcount,
-                       p->args.rtype); /* reports the truncation */
-    else if (n <= COLL_CELL)
+        rc = coll_truncated(x, n, a->rcount * a->rtype->size);
+    else if (p->copied_in)
         loom_type_unpack(a->rbuf, a->rtype, p->cell, 0, n);
     else
         rc =

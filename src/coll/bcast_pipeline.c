@@ -22,7 +22,7 @@ int coll_bcast_pipeline(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
     struct coll_shared *sh = x->sh;
-    int n = x->size, root = a->root, par = (int)(x->seq & 1), rc = MPI_SUCCESS;
+    int n = x->size, root = a->root, par = coll_ring_index(x), rc = MPI_SUCCESS;
     if (n == 1)
         return MPI_SUCCESS;
     int q = (sh->pos[x->rank] - sh->pos[root] + n) % n; /* place in the chain */

@@ -21,7 +21,7 @@ int coll_bcast_twostage(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
     struct coll_shared *sh = x->sh;
-    int root = a->root, par = (int)(x->seq & 1), rc = MPI_SUCCESS;
+    int root = a->root, par = coll_ring_index(x), rc = MPI_SUCCESS;
     if (x->size == 1)
         return MPI_SUCCESS;
     if (x->rank != root) {

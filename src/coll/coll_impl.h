@@ -10,11 +10,12 @@
  * it is alone on its worker, else parks in its waiter slot; whoever sets a
  * flag notifies the ranks the algorithm knows wait for it.
  *
- * Publication: a member publishes a call's arguments in post[seq & 1]. A
- * member can run at most one call ahead of a reader of its post except when
+ * Publication: a member publishes a call's arguments in post[seq % COLL_RING].
+ * A member can run at most one call ahead of a reader of its post except when
  * an algorithm lets the publisher return before its readers are done (small
- * copy-in paths); those readers count themselves in post.reads and the
- * publisher waits for them before reusing that post.
+ * copy-in paths: a root may then run up to COLL_RING calls ahead); those
+ * readers count themselves in post.reads and the publisher waits for them
+ * before reusing that post.
  */
 #ifndef LOOM_COLL_IMPL_H
 #define LOOM_COLL_IMPL_H
@@ -30,6 +31,8 @@
 /* Bytes of a post's copy-in cell: small messages are copied into it so that
  * their publisher does not wait for readers. */
 #define COLL_CELL 1024
+/* Posts per member: how many calls a copy-in publisher may run ahead. */
+#define COLL_RING 8
 /* Bytes processed at a time by strip-mined loops (kept in L1/L2). */
 #define COLL_STRIP (32 * 1024)
 /* Most rounds a dissemination algorithm takes (2^24 ranks). */
@@ -40,7 +43,9 @@ struct coll_post {
     int kind;             /* enum loom_coll_kind: mismatched calls are caught */
     int root;
     struct loom_coll_args args;
-    const void *data;       /* algorithm-defined (an accumulator, a cell) */
+    const void *data;       /* algorithm-defined (an accumulator, a snapshot) */
+    size_t nbytes;          /* copy-in: bytes in cell (per block for Scatter) */
+    bool copied_in;         /* the cell holds the data; the publisher may be gone */
     _Atomic uint64_t reads; /* copy-in readers that are done with this post */
     char cell[COLL_CELL] LOOM_ALIGNED_CL;
 };
@@ -52,12 +57,12 @@ struct coll_member {
     _Atomic uint64_t release LOOM_ALIGNED_CL;                /* set for this member by others */
     _Atomic uint64_t progress LOOM_ALIGNED_CL;               /* pipelines: seq << 20 | chunks */
     _Atomic uint64_t round[COLL_MAX_ROUNDS] LOOM_ALIGNED_CL; /* dissemination */
-    struct coll_post post[2];
+    struct coll_post post[COLL_RING];
     /* Private to the member. */
-    uint64_t seq LOOM_ALIGNED_CL; /* calls made on the communicator */
-    uint64_t expect_reads[2];     /* copy-in readers to wait for, per post */
-    uint64_t fences;              /* coll_fence calls made */
-    void *scratch[3];             /* grow-only */
+    uint64_t seq LOOM_ALIGNED_CL;     /* calls made on the communicator */
+    uint64_t expect_reads[COLL_RING]; /* copy-in readers to wait for, per post */
+    uint64_t fences;                  /* coll_fence calls made */
+    void *scratch[3];                 /* grow-only */
     size_t scratch_len[3];
     char whybuf[256];
 };
@@ -89,6 +94,12 @@ struct coll_ctx {
 };
 
 /* ---- synchronization (core.c) ---- */
+
+/* The post this call uses. */
+static inline int coll_ring_index(const struct coll_ctx *x)
+{
+    return (int)(x->seq % COLL_RING);
+}
 
 /* Waits until *flag >= value (spin while alone on the worker, else park). */
 void coll_wait(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value);
@@ -126,6 +137,10 @@ void *coll_scratch(struct coll_ctx *x, int which, size_t len);
  * MPI_ERR_TRUNCATE when it does not fit. */
 int coll_copy(struct coll_ctx *x, void *dst, size_t dcount, struct loom_type *dt, const void *src,
               size_t scount, struct loom_type *st);
+
+/* Sets x->why for a message of n bytes arriving in a buffer of cap bytes and
+ * returns MPI_ERR_TRUNCATE. */
+int coll_truncated(struct coll_ctx *x, size_t n, size_t cap);
 
 /* Byte address of element e of a buffer of type t. */
 static inline char *coll_elem(const void *buf, const struct loom_type *t, size_t e)

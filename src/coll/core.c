@@ -196,13 +196,15 @@ void coll_fence(struct coll_ctx *x)
 
 struct coll_post *coll_publish_begin(struct coll_ctx *x)
 {
-    int par = (int)(x->seq & 1);
+    int par = coll_ring_index(x);
     struct coll_post *p = &x->me->post[par];
     coll_wait(x, &p->reads, x->me->expect_reads[par]);
     p->kind = (int)x->kind;
     p->root = x->a->root;
     p->args = *x->a;
     p->data = NULL;
+    p->nbytes = 0;
+    p->copied_in = false;
     return p;
 }
 
@@ -217,7 +219,7 @@ void coll_publish_done(struct coll_ctx *x, struct coll_post *p, bool wake_all)
 
 const struct coll_post *coll_peer_post(struct coll_ctx *x, int r)
 {
-    struct coll_post *p = &x->sh->m[r].post[x->seq & 1];
+    struct coll_post *p = &x->sh->m[r].post[coll_ring_index(x)];
     coll_wait(x, &p->seq, x->seq);
     if (LOOM_UNLIKELY(p->kind != (int)x->kind)) {
         snprintf(x->me->whybuf, sizeof x->me->whybuf,
@@ -264,16 +266,20 @@ int coll_copy(struct coll_ctx *x, void *dst, size_t dcount, struct loom_type *dt
               size_t scount, struct loom_type *st)
 {
     size_t n = scount * st->size;
-    if (LOOM_UNLIKELY(n > dcount * dt->size)) {
-        snprintf(x->me->whybuf, sizeof x->me->whybuf,
-                 "message truncated in MPI_%s: %zu bytes arrived for a buffer of %zu bytes",
-                 loom_coll_name(x->kind), n, dcount * dt->size);
-        x->why = x->me->whybuf;
-        return MPI_ERR_TRUNCATE;
-    }
+    if (LOOM_UNLIKELY(n > dcount * dt->size))
+        return coll_truncated(x, n, dcount * dt->size);
     if (n)
         loom_type_copy(dst, dt, src, st, 0, n);
     return MPI_SUCCESS;
+}
+
+int coll_truncated(struct coll_ctx *x, size_t n, size_t cap)
+{
+    snprintf(x->me->whybuf, sizeof x->me->whybuf,
+             "message truncated in MPI_%s: %zu bytes arrived for a buffer of %zu bytes",
+             loom_coll_name(x->kind), n, cap);
+    x->why = x->me->whybuf;
+    return MPI_ERR_TRUNCATE;
 }
 
 const void *coll_snapshot(struct coll_ctx *x, const void *buf, size_t count,

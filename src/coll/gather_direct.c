@@ -2,6 +2,9 @@
  * Gather and Gatherv: every member publishes its send buffer; the root copies
  * each one into place (starting with its right neighbour, so that roots of
  * consecutive calls do not all start on the same member), then releases them.
+ * A member whose block is at most COLL_CELL bytes packs it into its post's
+ * cell and returns at once (copy-in); the root unpacks it from there.
+ * Members that did not copy in are released as soon as their block is copied.
  * Cost: N * line + N * m / copy at the root.
  */
 #include "coll/coll_impl.h"
@@ -9,12 +12,20 @@
 static int gather(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int n = x->size, root = a->root, rc = MPI_SUCCESS;
+    int n = x->size, root = a->root, idx = coll_ring_index(x), rc = MPI_SUCCESS;
     if (x->rank != root) {
+        size_t nb = a->scount * a->stype->size;
         struct coll_post *p = coll_publish_begin(x);
+        p->nbytes = nb;
+        p->copied_in = nb <= COLL_CELL;
+        if (p->copied_in) {
+            loom_type_pack(p->cell, a->sbuf, a->stype, 0, nb);
+            x->me->expect_reads[idx] += 1;
+        }
         coll_publish_done(x, p, false);
         coll_notify(x, root);
-        coll_wait(x, &x->me->release, x->seq);
+        if (nb > COLL_CELL)
+            coll_wait(x, &x->me->release, x->seq);
         return MPI_SUCCESS;
     }
     for (int k = 0; k < n; k++) {
@@ -26,18 +37,24 @@ static int gather(struct coll_ctx *x)
                 e = coll_copy(x, (void *)d.buf, d.count, d.type, a->sbuf, a->scount, a->stype);
         } else {
             const struct coll_post *p = coll_peer_post(x, r);
-            if (!p)
+            size_t nb = p ? p->nbytes : 0;
+            if (!p) {
                 e = MPI_ERR_OTHER;
-            else
+            } else if (!p->copied_in) {
                 e = coll_copy(x, (void *)d.buf, d.count, d.type, p->args.sbuf, p->args.scount,
                               p->args.stype);
+                coll_set(x, &x->sh->m[r].release, x->seq, r); /* done with its buffer */
+            } else {
+                if (nb > d.count * d.type->size)
+                    e = coll_truncated(x, nb, d.count * d.type->size);
+                else
+                    loom_type_unpack((void *)d.buf, d.type, p->cell, 0, nb);
+                coll_read_done(x, p, r);
+            }
         }
         if (e && !rc)
             rc = e;
     }
-    for (int r = 0; r < n; r++)
-        if (r != root)
-            coll_set(x, &x->sh->m[r].release, x->seq, r);
     return rc;
 }
 

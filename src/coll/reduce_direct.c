@@ -3,6 +3,9 @@
  * strip by strip (COLL_STRIP bytes of every input at a time, so the partial
  * result stays in cache), straight into its receive buffer; then releases
  * the others.
+ * Up to COLL_CELL bytes of a contiguous type the others pack their input into
+ * their post's cell and return at once (copy-in), so the root never waits for
+ * them to leave and they never wait for the root.
  * Cost: N * line + N * m / copy (the root reads everything).
  */
 #include <stdlib.h>
@@ -12,12 +15,19 @@
 int coll_reduce_direct(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int n = x->size, root = a->root;
+    int n = x->size, root = a->root, idx = coll_ring_index(x);
+    size_t nb = a->rcount * a->rtype->size;
+    bool small = nb <= COLL_CELL && a->rtype->contig;
     if (x->rank != root) {
         struct coll_post *p = coll_publish_begin(x);
+        if (small) {
+            loom_type_pack(p->cell, coll_input(a), a->rtype, 0, nb);
+            x->me->expect_reads[idx] += 1;
+        }
         coll_publish_done(x, p, false);
         coll_notify(x, root);
-        coll_wait(x, &x->me->release, x->seq);
+        if (!small)
+            coll_wait(x, &x->me->release, x->seq);
         return MPI_SUCCESS;
     }
     const void *stack_in[16];
@@ -36,13 +46,18 @@ int coll_reduce_direct(struct coll_ctx *x)
             in[r] = coll_input(a); /* keep going: release everybody */
             continue;
         }
-        in[r] = coll_input(&p->args);
+        in[r] = small ? p->cell - a->rtype->true_lb : coll_input(&p->args);
     }
     if (rc == MPI_SUCCESS)
         rc = coll_fold(x, a->op, a->rtype, in, n, a->rbuf, a->in_place ? root : -1, 0, a->rcount);
-    for (int r = 0; r < n; r++)
-        if (r != root)
+    for (int r = 0; r < n; r++) {
+        if (r == root)
+            continue;
+        if (small)
+            coll_read_done(x, &x->sh->m[r].post[idx], r);
+        else
             coll_set(x, &x->sh->m[r].release, x->seq, r);
+    }
     if (in != stack_in)
         free(in);
     return rc;

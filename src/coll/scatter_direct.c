@@ -1,6 +1,8 @@
 /*
  * Scatter and Scatterv: the root publishes its send buffer; every member
  * copies its own block from it, concurrently; the root waits for them.
+ * MPI_Scatter: when all the blocks fit in COLL_CELL bytes the root packs them
+ * into its post's cell, one after the other, and returns at once (copy-in).
  * Cost: line + m / copy per member, in parallel; N * line at the root.
  */
 #include "coll/coll_impl.h"
@@ -8,11 +10,20 @@
 static int scatter(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int n = x->size, root = a->root, par = (int)(x->seq & 1), rc = MPI_SUCCESS;
+    int n = x->size, root = a->root, par = coll_ring_index(x), rc = MPI_SUCCESS;
     if (x->rank == root) {
         struct coll_post *p = NULL;
+        size_t block = a->scount * a->stype->size;
+        bool small = x->kind == LOOM_COLL_SCATTER && block * (size_t)n <= COLL_CELL;
         if (n > 1) {
             p = coll_publish_begin(x);
+            p->nbytes = block;
+            p->copied_in = small;
+            if (small)
+                for (int j = 0; j < n; j++) {
+                    struct coll_block b = coll_send_block(x->kind, a, a->sbuf, j);
+                    loom_type_pack(p->cell + (size_t)j * block, b.buf, b.type, 0, block);
+                }
             x->me->expect_reads[par] += (uint64_t)n - 1;
             coll_publish_done(x, p, true);
         }
@@ -20,15 +31,23 @@ static int scatter(struct coll_ctx *x)
             struct coll_block s = coll_send_block(x->kind, a, a->sbuf, root);
             rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, s.buf, s.count, s.type);
         }
-        if (p)
+        if (p && !small)
             coll_wait(x, &p->reads, x->me->expect_reads[par]);
         return rc;
     }
     const struct coll_post *p = coll_peer_post(x, root);
     if (!p)
         return MPI_ERR_OTHER;
-    struct coll_block s = coll_send_block(x->kind, &p->args, p->args.sbuf, x->rank);
-    rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, s.buf, s.count, s.type);
+    if (p->copied_in) {
+        size_t nb = p->nbytes;
+        if (nb > a->rcount * a->rtype->size)
+            rc = coll_truncated(x, nb, a->rcount * a->rtype->size);
+        else
+            loom_type_unpack(a->rbuf, a->rtype, p->cell + (size_t)x->rank * nb, 0, nb);
+    } else {
+        struct coll_block s = coll_send_block(x->kind, &p->args, p->args.sbuf, x->rank);
+        rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, s.buf, s.count, s.type);
+    }
     coll_read_done(x, p, root);
     return rc;
 }
