@@ -19,7 +19,7 @@ int coll_allreduce_allread(struct coll_ctx *x)
     if (nb > COLL_CELL || !t->contig)
         return coll_allreduce_tiled(x); /* forced on a call it cannot do */
     struct coll_post *mine = coll_publish_begin(x);
-    loom_type_pack(mine->cell, coll_input(a), t, 0, nb);
+    loom_type_pack(coll_post_cell(mine, nb), coll_input(a), t, 0, nb);
     x->me->expect_reads[par] += (uint64_t)n - 1;
     coll_publish_done(x, mine, true);
 
@@ -33,7 +33,7 @@ int coll_allreduce_allread(struct coll_ctx *x)
             rc = MPI_ERR_OTHER;
             p = mine;
         }
-        in[r] = p->cell - t->true_lb; /* the packed cell as a buffer of type t */
+        in[r] = coll_post_cell(p, nb) - t->true_lb; /* the packed cell as a buffer of type t */
     }
     if (rc == MPI_SUCCESS && a->rcount)
         rc = coll_fold(x, a->op, t, in, n, a->rbuf, -1, 0, a->rcount);

@@ -20,7 +20,7 @@ int coll_bcast_direct(struct coll_ctx *x)
         p->nbytes = n;
         p->copied_in = n <= COLL_CELL;
         if (p->copied_in)
-            loom_type_pack(p->cell, a->rbuf, a->rtype, 0, n);
+            loom_type_pack(coll_post_cell(p, n), a->rbuf, a->rtype, 0, n);
         x->me->expect_reads[par] += (uint64_t)x->size - 1;
         coll_publish_done(x, p, true);
         if (n > COLL_CELL)
@@ -35,7 +35,7 @@ int coll_bcast_direct(struct coll_ctx *x)
     if (n > a->rcount * a->rtype->size)
         rc = coll_truncated(x, n, a->rcount * a->rtype->size);
     else if (p->copied_in)
-        loom_type_unpack(a->rbuf, a->rtype, p->cell, 0, n);
+        loom_type_unpack(a->rbuf, a->rtype, coll_post_cell(p, n), 0, n);
     else
         rc =
             coll_copy(x, a->rbuf, a->rcount, a->rtype, p->args.rbuf, p->args.rcount, p->args.rtype);

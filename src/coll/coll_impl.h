@@ -38,17 +38,30 @@
 /* Most rounds a dissemination algorithm takes (2^24 ranks). */
 #define COLL_MAX_ROUNDS 24
 
+/* Bytes of copy-in data that travel in the post's first cache line, with
+ * the flag: a small message costs the reader one line. */
+#define COLL_INLINE 32
+
 struct coll_post {
-    _Atomic uint64_t seq; /* the call published here */
-    int kind;             /* enum loom_coll_kind: mismatched calls are caught */
+    /* Line 0: what a copy-in reader needs. */
+    _Atomic uint64_t seq LOOM_ALIGNED_CL; /* the call published here */
+    int kind;                             /* enum loom_coll_kind: mismatches are caught */
     int root;
-    struct loom_coll_args args;
-    const void *data;       /* algorithm-defined (an accumulator, a snapshot) */
-    size_t nbytes;          /* copy-in: bytes in cell (per block for Scatter) */
-    bool copied_in;         /* the cell holds the data; the publisher may be gone */
-    _Atomic uint64_t reads; /* copy-in readers that are done with this post */
+    size_t nbytes;  /* copy-in: bytes of data (per block for Scatter) */
+    bool copied_in; /* the data is in the post; the publisher may be gone */
+    char inl[COLL_INLINE];
+    /* Then what readers of the publisher's own buffers need. */
+    struct loom_coll_args args LOOM_ALIGNED_CL;
+    const void *data;                       /* algorithm-defined */
+    _Atomic uint64_t reads LOOM_ALIGNED_CL; /* copy-in readers done with this post */
     char cell[COLL_CELL] LOOM_ALIGNED_CL;
 };
+
+/* Where copy-in data of n bytes (in all) goes in post p. */
+static inline char *coll_post_cell(const struct coll_post *p, size_t n)
+{
+    return n <= COLL_INLINE ? (char *)p->inl : (char *)p->cell;
+}
 
 /* A member's part of the shared state (one per member, cache-line apart). */
 struct coll_member {

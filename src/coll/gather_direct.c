@@ -19,7 +19,7 @@ static int gather(struct coll_ctx *x)
         p->nbytes = nb;
         p->copied_in = nb <= COLL_CELL;
         if (p->copied_in) {
-            loom_type_pack(p->cell, a->sbuf, a->stype, 0, nb);
+            loom_type_pack(coll_post_cell(p, nb), a->sbuf, a->stype, 0, nb);
             x->me->expect_reads[idx] += 1;
         }
         coll_publish_done(x, p, false);
@@ -48,7 +48,7 @@ static int gather(struct coll_ctx *x)
                 if (nb > d.count * d.type->size)
                     e = coll_truncated(x, nb, d.count * d.type->size);
                 else
-                    loom_type_unpack((void *)d.buf, d.type, p->cell, 0, nb);
+                    loom_type_unpack((void *)d.buf, d.type, coll_post_cell(p, nb), 0, nb);
                 coll_read_done(x, p, r);
             }
         }

@@ -21,7 +21,7 @@ int coll_reduce_direct(struct coll_ctx *x)
     if (x->rank != root) {
         struct coll_post *p = coll_publish_begin(x);
         if (small) {
-            loom_type_pack(p->cell, coll_input(a), a->rtype, 0, nb);
+            loom_type_pack(coll_post_cell(p, nb), coll_input(a), a->rtype, 0, nb);
             x->me->expect_reads[idx] += 1;
         }
         coll_publish_done(x, p, false);
@@ -46,7 +46,7 @@ int coll_reduce_direct(struct coll_ctx *x)
             in[r] = coll_input(a); /* keep going: release everybody */
             continue;
         }
-        in[r] = small ? p->cell - a->rtype->true_lb : coll_input(&p->args);
+        in[r] = small ? coll_post_cell(p, nb) - a->rtype->true_lb : coll_input(&p->args);
     }
     if (rc == MPI_SUCCESS)
         rc = coll_fold(x, a->op, a->rtype, in, n, a->rbuf, a->in_place ? root : -1, 0, a->rcount);

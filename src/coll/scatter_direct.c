@@ -22,7 +22,8 @@ static int scatter(struct coll_ctx *x)
             if (small)
                 for (int j = 0; j < n; j++) {
                     struct coll_block b = coll_send_block(x->kind, a, a->sbuf, j);
-                    loom_type_pack(p->cell + (size_t)j * block, b.buf, b.type, 0, block);
+                    loom_type_pack(coll_post_cell(p, block * (size_t)n) + (size_t)j * block, b.buf,
+                                   b.type, 0, block);
                 }
             x->me->expect_reads[par] += (uint64_t)n - 1;
             coll_publish_done(x, p, true);
@@ -43,7 +44,8 @@ static int scatter(struct coll_ctx *x)
         if (nb > a->rcount * a->rtype->size)
             rc = coll_truncated(x, nb, a->rcount * a->rtype->size);
         else
-            loom_type_unpack(a->rbuf, a->rtype, p->cell + (size_t)x->rank * nb, 0, nb);
+            loom_type_unpack(a->rbuf, a->rtype,
+                             coll_post_cell(p, nb * (size_t)n) + (size_t)x->rank * nb, 0, nb);
     } else {
         struct coll_block s = coll_send_block(x->kind, &p->args, p->args.sbuf, x->rank);
         rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, s.buf, s.count, s.type);

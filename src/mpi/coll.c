@@ -92,7 +92,7 @@ static int check_op(const struct call *k, MPI_Op op, const struct loom_type *t,
     char buf[160];
     const char *why = loom_op_handle_problem(op, buf, sizeof buf);
     if (why)
-        return loom_mpi_err(k->comm, MPI_ERR_OP, k->fn, "%s", why);
+        return loom_mpi_err(k->comm, MPI_ERR_OP, k->fn, "the operation %s", why);
     struct loom_op *o = loom_op_get(op);
     why = loom_op_problem(o, t, buf, sizeof buf);
     if (why)
