@@ -21,14 +21,25 @@
 
 /* ---- argument checks --------------------------------------------------- */
 
+/* The calling rank's world rank in *me_p, if MPI is initialized on it. */
+static inline int check_rank(const char *fn, int *me_p)
+{
+    struct loom_rank *r = loom_rank_self();
+    if (LOOM_UNLIKELY(!r || r->mpi_state != LOOM_MPI_INITIALIZED))
+        return loom_mpi_check_init(fn);
+    *me_p = r->rank;
+    return MPI_SUCCESS;
+}
+
 static int check_comm(const char *fn, MPI_Comm comm, struct loom_comm **c_p)
 {
-    int rc = loom_mpi_check_init(fn);
-    if (rc)
-        return rc;
+    /* The lookup finds the caller (one look at the ULT's thread-local
+     * state); a communicator exists only between MPI_Init and MPI_Finalize. */
     struct loom_comm *c = loom_comm_lookup(comm);
-    if (!c)
-        return loom_mpi_bad_comm(comm, fn);
+    if (LOOM_UNLIKELY(!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED)) {
+        int rc = loom_mpi_check_init(fn);
+        return rc ? rc : loom_mpi_bad_comm(comm, fn);
+    }
     *c_p = c;
     return MPI_SUCCESS;
 }
@@ -125,7 +136,7 @@ static loom_req *new_req(const char *fn, MPI_Comm comm, struct loom_comm *c, voi
                          struct loom_type *t, int peer, int tag, enum loom_req_kind kind,
                          enum loom_send_mode mode)
 {
-    loom_req *r = loom_req_alloc();
+    loom_req *r = loom_req_alloc_rank(c->owner);
     if (!r)
         return NULL;
     r->kind = (uint8_t)kind;
@@ -190,11 +201,12 @@ static int finish(const char *fn, loom_req **rp, MPI_Status *st)
     return err ? raise_req_error(fn, r) : MPI_SUCCESS;
 }
 
-static int check_req(const char *fn, MPI_Request r)
+/* Checks a request handle of the calling rank (world rank me). */
+static int check_req(const char *fn, MPI_Request r, int me)
 {
     if (r->magic != LOOM_REQ_MAGIC)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "invalid or freed request");
-    if (r->owner != loom_rank_self()->rank)
+    if (r->owner != me)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "the request belongs to rank %d",
                             r->owner);
     return MPI_SUCCESS;
@@ -209,20 +221,30 @@ static bool is_inactive(MPI_Request r)
 
 /* ---- blocking and nonblocking sends and receives -------------------- */
 
+/* The checks of a send; sets *c_p and *t_p. */
+static int check_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
+                      int tag, MPI_Comm comm, struct loom_comm **c_p, struct loom_type **t_p)
+{
+    int rc = check_comm(fn, comm, c_p);
+    if (rc || (rc = check_buf(fn, comm, buf, count, type, t_p)) ||
+        (rc = check_dest(fn, comm, *c_p, dest, tag)))
+        return rc;
+    if (tag > TAG_UB)
+        return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is above MPI_TAG_UB", tag);
+    return MPI_SUCCESS;
+}
+
 static int post_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
                      int tag, MPI_Comm comm, enum loom_send_mode mode, bool persistent,
                      MPI_Request *req_p)
 {
     struct loom_comm *c = NULL;
     struct loom_type *t = NULL;
-    int rc = check_comm(fn, comm, &c);
-    if (rc || (rc = check_buf(fn, comm, buf, count, type, &t)) ||
-        (rc = check_dest(fn, comm, c, dest, tag)))
+    int rc = check_send(fn, buf, count, type, dest, tag, comm, &c, &t);
+    if (rc)
         return rc;
     if (!req_p)
         return loom_mpi_err(comm, MPI_ERR_ARG, fn, "request is NULL");
-    if (tag > TAG_UB)
-        return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is above MPI_TAG_UB", tag);
     loom_req *r = new_req(fn, comm, c, (void *)buf, count, t, dest, tag, LOOM_REQ_SEND, mode);
     if (!r)
         return loom_mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for requests");
@@ -262,6 +284,19 @@ static int post_recv(const char *fn, void *buf, int count, MPI_Datatype type, in
 static int blocking_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
                          int tag, MPI_Comm comm, enum loom_send_mode mode)
 {
+    if (mode == LOOM_MODE_STANDARD || mode == LOOM_MODE_READY) {
+        /* A tiny message goes into the receiver's inbox without a request. */
+        struct loom_comm *c = NULL;
+        struct loom_type *t = NULL;
+        int rc = check_send(fn, buf, count, type, dest, tag, comm, &c, &t);
+        if (rc)
+            return rc;
+        size_t bytes = (size_t)count * t->size;
+        if (dest != MPI_PROC_NULL && bytes <= LOOM_P2P_INBOX_BYTES &&
+            loom_p2p_send_tiny(buf, t, bytes, c->sh->context_id, c->rank, tag,
+                               loom_comm_world_rank(c, dest), c->owner))
+            return MPI_SUCCESS;
+    }
     MPI_Request r = MPI_REQUEST_NULL;
     int rc = post_send(fn, buf, count, type, dest, tag, comm, mode, false, &r);
     if (rc)
@@ -431,7 +466,8 @@ LOOM_MPI_ALIAS(Sendrecv_replace);
 
 int PMPI_Wait(MPI_Request *req, MPI_Status *status)
 {
-    int rc = loom_mpi_check_init("MPI_Wait");
+    int me = -1;
+    int rc = check_rank("MPI_Wait", &me);
     if (rc)
         return rc;
     if (!req)
@@ -440,7 +476,7 @@ int PMPI_Wait(MPI_Request *req, MPI_Status *status)
         empty_status(status);
         return MPI_SUCCESS;
     }
-    if ((rc = check_req("MPI_Wait", *req)))
+    if ((rc = check_req("MPI_Wait", *req, me)))
         return rc;
     loom_req_wait(*req);
     return finish("MPI_Wait", req, status);
@@ -449,7 +485,8 @@ LOOM_MPI_ALIAS(Wait);
 
 int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
-    int rc = loom_mpi_check_init("MPI_Test");
+    int me = -1;
+    int rc = check_rank("MPI_Test", &me);
     if (rc)
         return rc;
     if (!req || !flag)
@@ -459,9 +496,9 @@ int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
         empty_status(status);
         return MPI_SUCCESS;
     }
-    if ((rc = check_req("MPI_Test", *req)))
+    if ((rc = check_req("MPI_Test", *req, me)))
         return rc;
-    *flag = loom_req_done(*req);
+    *flag = loom_req_test(*req);
     if (!*flag) {
         loom_ult_yield();
         return MPI_SUCCESS;
@@ -472,7 +509,8 @@ LOOM_MPI_ALIAS(Test);
 
 static int check_array(const char *fn, int count, MPI_Request reqs[])
 {
-    int rc = loom_mpi_check_init(fn);
+    int me = -1;
+    int rc = check_rank(fn, &me);
     if (rc)
         return rc;
     if (count < 0)
@@ -480,7 +518,7 @@ static int check_array(const char *fn, int count, MPI_Request reqs[])
     if (count > 0 && !reqs)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "the request array is NULL");
     for (int i = 0; i < count; i++)
-        if (!is_inactive(reqs[i]) && (rc = check_req(fn, reqs[i])))
+        if (!is_inactive(reqs[i]) && (rc = check_req(fn, reqs[i], me)))
             return rc;
     return MPI_SUCCESS;
 }
@@ -536,6 +574,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
         return rc;
     if (!flag)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
+    loom_p2p_progress();
     for (int i = 0; i < count; i++)
         if (!is_inactive(reqs[i]) && !loom_req_done(reqs[i])) {
             *flag = 0;
@@ -601,6 +640,7 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
         return rc;
     if (!index || !flag)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testany", "index or flag is NULL");
+    loom_p2p_progress();
     int i = find_done(count, reqs);
     if (i == -1) {
         *flag = 0;
@@ -668,6 +708,7 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     if (!outcount || (incount > 0 && !indices))
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testsome",
                             "outcount or indices is NULL");
+    loom_p2p_progress();
     rc = collect_done("MPI_Testsome", incount, reqs, outcount, indices, statuses);
     if (*outcount == 0)
         loom_ult_yield();
@@ -677,13 +718,14 @@ LOOM_MPI_ALIAS(Testsome);
 
 int PMPI_Request_free(MPI_Request *req)
 {
-    int rc = loom_mpi_check_init("MPI_Request_free");
+    int me = -1;
+    int rc = check_rank("MPI_Request_free", &me);
     if (rc)
         return rc;
     if (!req || *req == MPI_REQUEST_NULL)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
                             "the request is MPI_REQUEST_NULL");
-    if ((rc = check_req("MPI_Request_free", *req)))
+    if ((rc = check_req("MPI_Request_free", *req, me)))
         return rc;
     loom_req_free(*req);
     *req = MPI_REQUEST_NULL;
@@ -693,7 +735,8 @@ LOOM_MPI_ALIAS(Request_free);
 
 int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 {
-    int rc = loom_mpi_check_init("MPI_Request_get_status");
+    int me = -1;
+    int rc = check_rank("MPI_Request_get_status", &me);
     if (rc)
         return rc;
     if (!flag)
@@ -703,9 +746,9 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
         empty_status(status);
         return MPI_SUCCESS;
     }
-    if ((rc = check_req("MPI_Request_get_status", req)))
+    if ((rc = check_req("MPI_Request_get_status", req, me)))
         return rc;
-    *flag = loom_req_done(req);
+    *flag = loom_req_test(req);
     if (*flag)
         fill_status(req, status);
     else
@@ -716,12 +759,13 @@ LOOM_MPI_ALIAS(Request_get_status);
 
 int PMPI_Start(MPI_Request *req)
 {
-    int rc = loom_mpi_check_init("MPI_Start");
+    int me = -1;
+    int rc = check_rank("MPI_Start", &me);
     if (rc)
         return rc;
     if (!req || *req == MPI_REQUEST_NULL)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start", "the request is null");
-    if ((rc = check_req("MPI_Start", *req)))
+    if ((rc = check_req("MPI_Start", *req, me)))
         return rc;
     if (!(*req)->persistent)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start",
@@ -750,12 +794,13 @@ LOOM_MPI_ALIAS(Startall);
 
 int PMPI_Cancel(MPI_Request *req)
 {
-    int rc = loom_mpi_check_init("MPI_Cancel");
+    int me = -1;
+    int rc = check_rank("MPI_Cancel", &me);
     if (rc)
         return rc;
     if (!req || *req == MPI_REQUEST_NULL)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "the request is null");
-    if ((rc = check_req("MPI_Cancel", *req)))
+    if ((rc = check_req("MPI_Cancel", *req, me)))
         return rc;
     if ((*req)->active || !(*req)->persistent)
         loom_p2p_cancel(*req);
@@ -848,7 +893,8 @@ LOOM_MPI_ALIAS(Improbe);
 static int matched_recv(const char *fn, void *buf, int count, MPI_Datatype type, MPI_Message *msg,
                         MPI_Request *req_p)
 {
-    int rc = loom_mpi_check_init(fn);
+    int me = -1;
+    int rc = check_rank(fn, &me);
     if (rc)
         return rc;
     if (!msg || *msg == MPI_MESSAGE_NULL)
@@ -857,7 +903,7 @@ static int matched_recv(const char *fn, void *buf, int count, MPI_Datatype type,
     struct loom_type *t = NULL;
     if ((rc = check_buf(fn, MPI_COMM_WORLD, buf, count, type, &t)))
         return rc;
-    loom_req *r = loom_req_alloc();
+    loom_req *r = loom_req_alloc_rank(me);
     if (!r)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory for requests");
     r->kind = LOOM_REQ_RECV;
@@ -972,7 +1018,7 @@ static int bsend_start(loom_req *r)
                             "bytes plus MPI_BSEND_OVERHEAD",
                             b->size, r->bytes);
     struct bchunk *c = malloc(sizeof *c);
-    loom_req *s = loom_req_alloc();
+    loom_req *s = loom_req_alloc_rank(r->owner);
     if (!c || !s) {
         free(c);
         return loom_mpi_err(r->comm->handle, MPI_ERR_NO_MEM, "MPI_Bsend", "out of memory");

@@ -1,12 +1,28 @@
 /*
- * Matching and the three protocols (see p2p.h): direct copy into a posted
- * receive, eager cells for small unexpected messages, rendezvous for large
- * or synchronous ones. Pools: requests are owned by their rank (no locks);
- * envelopes are owned by the sending rank and come back through a lock-free
- * return stack when the receiver is done with them.
+ * Matching and the protocols (see p2p.h): the inbox for tiny messages,
+ * direct copy into a posted receive, eager cells for small unexpected
+ * messages, rendezvous for large or synchronous ones. Pools: requests are
+ * owned by their rank (no locks); envelopes are owned by the rank that took
+ * them and come back through a lock-free return stack.
+ *
+ * Cache lines that move between two workers, per message (docs/pt2pt-perf.md):
+ *  - tiny send, receiver waiting: the sender claims a position on the
+ *    receiver's tail line (it stays with the sender while it is the only
+ *    one sending there) and writes one slot line; the receiver's poll reads
+ *    that line back. One transfer on the critical path. The merge, the copy
+ *    into the user buffer and the completion are local to the receiver, and
+ *    the sender's look at the receiver's waiter slot hits a shared line.
+ *  - larger send to a posted receive: the receiver's lock line, then the
+ *    request's first line (match fields, buffer, status, done), the buffer
+ *    lines, then the receiver's poll reads the request line back.
+ * Between ranks of one worker (one kernel thread, switches synchronise)
+ * completions and wake-ups use plain release stores and relaxed loads; only
+ * between workers does the side that publishes pay a seq_cst store, paired
+ * with the parking side's exchange on its waiter slot (Dekker).
  */
 #include "pt2pt/p2p.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,24 +31,49 @@
 #include "runtime/job.h"
 #include "util/log.h"
 
-#define ENV_SMALL  256 /* payload bytes kept in a small envelope */
-#define POOL_CHUNK 64
+#define ENV_SMALL   256 /* payload bytes kept in a small envelope */
+#define POOL_CHUNK  64
+#define INBOX_SLOTS 64u /* a power of two */
+#define INBOX_MASK  (INBOX_SLOTS - 1)
+/* Polls a lone waiter makes before it adds a pause to each poll (a pause
+ * costs tens of ns on recent x86, as much as the message itself). */
+#define SPIN_FAST 2048u
 
 size_t loom_p2p_eager_max = 16384;
+static uint64_t spin_ns = 50000;
 
-/* The matching state of one rank. The first line is what senders touch. */
+/* One tiny message: envelope and payload in one cache line. */
+struct inbox_slot {
+    _Atomic uint64_t seq; /* position + 1 once it holds that position's message */
+    uint32_t ctx;
+    int src, tag; /* src: comm rank of the sender */
+    uint32_t bytes;
+    char data[LOOM_P2P_INBOX_BYTES];
+} LOOM_ALIGNED_CL;
+_Static_assert(sizeof(struct inbox_slot) == LOOM_CACHE_LINE, "an inbox slot is one cache line");
+
+/* The matching state of one rank. */
 struct p2p_rank {
+    /* Lock holders: the owner, and senders on the locked path. */
     _Atomic int lock;
+    _Atomic uint64_t inbox_head; /* next inbox position to merge */
     loom_req *posted_head, *posted_tail;
     struct loom_envelope *unexp_head, *unexp_tail;
     _Atomic uint32_t unexp_seq; /* bumped on each unexpected arrival */
-    loom_waiter_slot probe_waiter LOOM_ALIGNED_CL;
-    /* Envelopes this rank sent that receivers have finished with. */
+    /* Inbox producers: the next position to claim, and a value inbox_head
+     * had (a lower bound of the free room, so claims rarely read the lock line). */
+    _Atomic uint64_t inbox_tail LOOM_ALIGNED_CL;
+    _Atomic uint64_t inbox_room;
+    /* Written by the owner when it parks, read by whoever wakes it. */
+    loom_waiter_slot waiter LOOM_ALIGNED_CL;
+    int worker; /* the worker that runs the rank (fixed) */
+    /* Envelopes this rank took that others have finished with. */
     _Atomic(struct loom_envelope *) env_returned[2] LOOM_ALIGNED_CL;
     /* Owner only. */
     struct loom_envelope *env_free[2] LOOM_ALIGNED_CL;
     loom_req *req_free;
     loom_req *orphans;
+    struct inbox_slot inbox[INBOX_SLOTS];
 } LOOM_ALIGNED_CL;
 
 static struct p2p_rank *ranks;
@@ -60,31 +101,67 @@ int loom_p2p_job_init(int n)
     const char *e = getenv("LOOM_EAGER_MAX");
     if (e && *e)
         loom_p2p_eager_max = (size_t)loom_env_size("LOOM_EAGER_MAX", 16384);
+    /* The runtime's spin budget for a lone waiter, read the same way. */
+    spin_ns = (uint64_t)loom_env_size("LOOM_SPIN_NS", 50000);
     ranks = aligned_alloc(LOOM_CACHE_LINE, (size_t)n * sizeof *ranks);
     if (!ranks)
         return LOOM_ERR_NOMEM;
     memset(ranks, 0, (size_t)n * sizeof *ranks);
+    for (int i = 0; i < n; i++)
+        ranks[i].worker = loom_job.ranks ? loom_job.ranks[i].worker : 0;
     nranks = n;
     return LOOM_OK;
 }
 
 int loom_p2p_rank_init(int world_rank)
 {
+    (void)world_rank;
     return LOOM_OK;
 }
 
-void loom_p2p_rank_fini(int world_rank) {}
+void loom_p2p_rank_fini(int world_rank)
+{
+    (void)world_rank;
+}
+
+static inline int self_rank(void)
+{
+    return loom_rank_self()->rank;
+}
+
+/* ---- completion and wake-up -------------------------------------------- */
+
+/* Wakes rank p's ULT if it is parked in a p2p wait. The caller made its
+ * condition true first: with a seq_cst store from another worker (ordered
+ * before our look at the slot, Dekker with rank_wait), with any store from
+ * the same worker (one kernel thread: program order). */
+static inline void wake_rank(struct p2p_rank *p, bool same_worker)
+{
+    if (!atomic_load_explicit(&p->waiter,
+                              same_worker ? memory_order_relaxed : memory_order_seq_cst))
+        return;
+    struct loom_ult *u = atomic_exchange_explicit(&p->waiter, NULL, memory_order_acq_rel);
+    if (u)
+        loom_ult_wake(u);
+}
+
+/* Completes r (its results are written) as world rank me. The owner may
+ * be me and still parked: another ULT of its worker (a collective's runner)
+ * may complete its requests. */
+static inline void complete(loom_req *r, int me)
+{
+    struct p2p_rank *p = &ranks[r->owner];
+    bool same = p->worker == ranks[me].worker;
+    /* Results and data before done; between workers also ordered before
+     * our look at the owner's waiter slot. r may be freed once done is set. */
+    atomic_store_explicit(&r->done, 1, same ? memory_order_release : memory_order_seq_cst);
+    wake_rank(p, same);
+}
 
 /* ---- pools -------------------------------------------------------------- */
 
-static struct p2p_rank *self_state(void)
+static loom_req *req_alloc(struct p2p_rank *p, int me)
 {
-    return &ranks[loom_rank_self()->rank];
-}
-
-loom_req *loom_req_alloc(void)
-{
-    struct p2p_rank *p = self_state();
     if (LOOM_UNLIKELY(!p->req_free)) {
         /* Reclaim requests freed while active, once they have completed. */
         for (loom_req **pp = &p->orphans; *pp;) {
@@ -122,13 +199,24 @@ loom_req *loom_req_alloc(void)
     r->env = NULL;
     r->bsend_chunk = NULL;
     r->type = NULL;
-    r->owner = loom_rank_self()->rank;
+    r->owner = me;
     return r;
+}
+
+loom_req *loom_req_alloc_rank(int me)
+{
+    return req_alloc(&ranks[me], me);
+}
+
+loom_req *loom_req_alloc(void)
+{
+    int me = self_rank();
+    return req_alloc(&ranks[me], me);
 }
 
 void loom_req_free(loom_req *r)
 {
-    struct p2p_rank *p = self_state();
+    struct p2p_rank *p = &ranks[r->owner];
     r->magic = LOOM_REQ_FREED;
     if (r->type)
         loom_type_release(r->type);
@@ -143,28 +231,7 @@ void loom_req_free(loom_req *r)
     p->req_free = r;
 }
 
-static bool req_is_done(const void *arg)
-{
-    return loom_req_done(arg);
-}
-
-void loom_req_wait(loom_req *r)
-{
-    if (!loom_req_done(r))
-        loom_ult_wait(req_is_done, r, &r->waiter);
-}
-
-/* Completes r: results first, then the flag, then the wake-up. */
-static inline void complete(loom_req *r)
-{
-    /* seq_cst: the results and data are visible before done, and done is
-     * ordered before our look at the waiter slot (pairs with the waiter's
-     * store to the slot before it re-checks done). */
-    atomic_store_explicit(&r->done, 1, memory_order_seq_cst);
-    loom_ult_notify(&r->waiter);
-}
-
-/* An envelope from the calling (sending) rank's pool of the given class. */
+/* An envelope from the pool of rank `owner` (the caller) of the given class. */
 static struct loom_envelope *env_alloc(int owner, int cls)
 {
     struct p2p_rank *p = &ranks[owner];
@@ -210,24 +277,45 @@ static void env_release(struct loom_envelope *e)
                                                     memory_order_release, memory_order_relaxed));
 }
 
-/* ---- matching ---------------------------------------------------------- */
+/* ---- copies --------------------------------------------------------------- */
 
-static inline bool matches(uint32_t ctx, int src, int tag, uint32_t mctx, int msrc, int mtag)
+/* memcpy for the few bytes of a tiny message, without a call for <= 16. */
+static inline void copy_tiny(void *dst, const void *src, size_t n)
 {
-    return ctx == mctx && (src == MPI_ANY_SOURCE || src == msrc) &&
-           (tag == MPI_ANY_TAG || tag == mtag);
+    char *d = dst;
+    const char *s = src;
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n) {
+        memcpy(d, s, n);
+    }
 }
 
-/* Copies the message (src layout) into the receive (req), with truncation. */
+/* Bytes a receive takes of a message of `bytes`; records a truncation. */
+static inline size_t recv_room(loom_req *rr, size_t bytes)
+{
+    if (LOOM_LIKELY(bytes <= rr->bytes))
+        return bytes;
+    rr->status_error = MPI_ERR_TRUNCATE;
+    rr->count = bytes; /* the error message reports the sender's size */
+    return rr->bytes;
+}
+
+/* Copies the message (the sender's layout) into the receive rr. */
 static void deliver(loom_req *rr, const void *sbuf, const struct loom_type *st, size_t bytes,
                     int src, int tag)
 {
-    size_t n = bytes;
-    rr->status_error = MPI_SUCCESS;
-    if (n > rr->bytes) {
-        n = rr->bytes;
-        rr->status_error = MPI_ERR_TRUNCATE;
-    }
+    size_t n = recv_room(rr, bytes);
     if (n) {
         const struct loom_type *dt = rr->type;
         if (LOOM_LIKELY(dt->contig && st->contig))
@@ -238,22 +326,43 @@ static void deliver(loom_req *rr, const void *sbuf, const struct loom_type *st, 
     rr->status_source = src;
     rr->status_tag = tag;
     rr->status_bytes = n;
-    /* a truncated receive reports the sender's size in the error path */
-    if (rr->status_error)
-        rr->count = bytes;
 }
 
-void loom_p2p_start_send(loom_req *req, int me)
+/* Copies a packed message (an inbox slot or an eager cell) into rr. */
+static inline void deliver_packed(loom_req *rr, const char *data, size_t bytes, int src, int tag)
 {
-    int dest_world = loom_comm_world_rank(req->comm, req->peer);
-    struct p2p_rank *p = &ranks[dest_world];
-    uint32_t ctx = req->ctx;
-    int tag = req->tag;
-    req->dest_world = dest_world;
-    lock(p);
+    size_t n = recv_room(rr, bytes);
+    if (n) {
+        const struct loom_type *dt = rr->type;
+        if (LOOM_LIKELY(dt->contig)) {
+            if (n <= LOOM_P2P_INBOX_BYTES)
+                copy_tiny((char *)rr->buf + dt->true_lb, data, n);
+            else
+                memcpy((char *)rr->buf + dt->true_lb, data, n);
+        } else {
+            loom_type_unpack(rr->buf, dt, data, 0, n);
+        }
+    }
+    rr->status_source = src;
+    rr->status_tag = tag;
+    rr->status_bytes = n;
+}
+
+/* ---- matching ---------------------------------------------------------- */
+
+static inline bool matches(uint32_t ctx, int src, int tag, uint32_t mctx, int msrc, int mtag)
+{
+    return ctx == mctx && (src == MPI_ANY_SOURCE || src == msrc) &&
+           (tag == MPI_ANY_TAG || tag == mtag);
+}
+
+/* Unlinks and returns the first posted receive of p that matches a message
+ * (ctx, src, tag); lock held. */
+static inline loom_req *take_posted(struct p2p_rank *p, uint32_t ctx, int src, int tag)
+{
     loom_req *r = p->posted_head, *prev = NULL;
     for (; r; prev = r, r = r->next)
-        if (matches(r->ctx, r->peer, r->tag, ctx, me, tag))
+        if (matches(r->ctx, r->peer, r->tag, ctx, src, tag))
             break;
     if (r) {
         if (prev)
@@ -262,17 +371,296 @@ void loom_p2p_start_send(loom_req *req, int me)
             p->posted_head = r->next;
         if (p->posted_tail == r)
             p->posted_tail = prev;
+    }
+    return r;
+}
+
+/* Appends e to p's unexpected queue and says so to probers; lock held. */
+static inline void append_unexpected(struct p2p_rank *p, struct loom_envelope *e)
+{
+    e->next = NULL;
+    if (p->unexp_tail)
+        p->unexp_tail->next = e;
+    else
+        p->unexp_head = e;
+    p->unexp_tail = e;
+    /* seq_cst: ordered before the waker's look at the owner's waiter slot
+     * (a prober waits for unexp_seq to move). */
+    atomic_store_explicit(&p->unexp_seq,
+                          atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) + 1,
+                          memory_order_seq_cst);
+}
+
+/* ---- the inbox ------------------------------------------------------------ */
+
+/* True when the next inbox position of p holds a published message. */
+static inline bool inbox_ready(struct p2p_rank *p)
+{
+    uint64_t h = atomic_load_explicit(&p->inbox_head, memory_order_relaxed);
+    /* seq_cst: a parking owner's last look (Dekker with inbox_send). */
+    return atomic_load_explicit(&p->inbox[h & INBOX_MASK].seq, memory_order_seq_cst) == h + 1;
+}
+
+/* Merges the inbox of p into its queues, as rank me, in position order: up
+ * to the first position not yet published, or (all) up to every position
+ * claimed so far, waiting for its claimer to publish it (claimers never
+ * block between claim and publish). Lock held. Returns true when a message
+ * went to the unexpected queue. */
+static bool inbox_merge(struct p2p_rank *p, int me, bool all)
+{
+    uint64_t h0 = atomic_load_explicit(&p->inbox_head, memory_order_relaxed), h = h0;
+    /* Our own earlier claims are below the tail we read (program order). */
+    uint64_t end = all ? atomic_load_explicit(&p->inbox_tail, memory_order_relaxed) : UINT64_MAX;
+    bool queued = false;
+    for (; h < end; h++) {
+        struct inbox_slot *s = &p->inbox[h & INBOX_MASK];
+        /* acquire: the envelope and payload its producer wrote. */
+        while (atomic_load_explicit(&s->seq, memory_order_acquire) != h + 1) {
+            if (!all)
+                goto done;
+            loom_cpu_relax();
+        }
+        loom_req *r = take_posted(p, s->ctx, s->src, s->tag);
+        if (r) {
+            deliver_packed(r, s->data, s->bytes, s->src, s->tag);
+            complete(r, me);
+            continue;
+        }
+        struct loom_envelope *e = env_alloc(me, 0);
+        e->ctx = s->ctx;
+        e->src = s->src;
+        e->tag = s->tag;
+        e->bytes = s->bytes;
+        copy_tiny(e->data, s->data, s->bytes);
+        append_unexpected(p, e);
+        queued = true;
+    }
+done:
+    if (h != h0)
+        /* release: our reads of these slots are done before producers reuse them. */
+        atomic_store_explicit(&p->inbox_head, h, memory_order_release);
+    return queued;
+}
+
+/* Merges the calling rank's (me, state p) inbox if a message waits there. */
+static inline bool inbox_poll(struct p2p_rank *p, int me)
+{
+    if (LOOM_LIKELY(!inbox_ready(p)))
+        return false;
+    lock(p);
+    inbox_merge(p, me, false);
+    unlock(p);
+    return true;
+}
+
+/* Claims the next inbox position of p; false when the inbox is full. */
+static inline bool inbox_claim(struct p2p_rank *p, uint64_t *pos_p)
+{
+    uint64_t t = atomic_load_explicit(&p->inbox_tail, memory_order_relaxed);
+    for (;;) {
+        /* acquire: whoever stored it had acquired inbox_head, after the
+         * merger's reads of the slot we may reuse. */
+        uint64_t room = atomic_load_explicit(&p->inbox_room, memory_order_acquire);
+        if (LOOM_UNLIKELY(t - room >= INBOX_SLOTS)) {
+            /* acquire: the merger's reads of slots below head are done. */
+            uint64_t h = atomic_load_explicit(&p->inbox_head, memory_order_acquire);
+            if (t - h >= INBOX_SLOTS)
+                return false;
+            /* release: passes on what our acquire of inbox_head gave us. */
+            atomic_store_explicit(&p->inbox_room, h, memory_order_release);
+        }
+        if (atomic_compare_exchange_weak_explicit(&p->inbox_tail, &t, t + 1, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *pos_p = t;
+            return true;
+        }
+    }
+}
+
+/* Sends a tiny message into dest's inbox as world rank me; false when the
+ * inbox is full. */
+static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, const void *buf,
+                              const struct loom_type *t, size_t bytes)
+{
+    struct p2p_rank *p = &ranks[dest];
+    uint64_t pos;
+    if (!inbox_claim(p, &pos))
+        return false;
+    struct inbox_slot *s = &p->inbox[pos & INBOX_MASK];
+    s->ctx = ctx;
+    s->src = src;
+    s->tag = tag;
+    s->bytes = (uint32_t)bytes;
+    if (bytes) {
+        if (LOOM_LIKELY(t->contig))
+            copy_tiny(s->data, (const char *)buf + t->true_lb, bytes);
+        else
+            loom_type_pack(s->data, buf, t, 0, bytes);
+    }
+    bool same = p->worker == ranks[me].worker;
+    /* Publish the envelope and payload before the sequence number that tells
+     * the merger they are there; between workers seq_cst, so that it is also
+     * ordered before our look at the receiver's waiter slot. */
+    atomic_store_explicit(&s->seq, pos + 1, same ? memory_order_release : memory_order_seq_cst);
+    wake_rank(p, same);
+    return true;
+}
+
+bool loom_p2p_send_tiny(const void *buf, const struct loom_type *type, size_t bytes, uint32_t ctx,
+                        int my_comm_rank, int tag, int dest_world, int my_world)
+{
+    return inbox_send(dest_world, my_world, ctx, my_comm_rank, tag, buf, type, bytes);
+}
+
+void loom_req_complete_async(loom_req *r)
+{
+    struct p2p_rank *p = &ranks[r->owner];
+    bool same = p->worker == loom_sched_worker_self();
+    atomic_store_explicit(&r->done, 1, same ? memory_order_release : memory_order_seq_cst);
+    wake_rank(p, same);
+}
+
+bool loom_p2p_progress(void)
+{
+    struct loom_rank *r = loom_rank_self();
+    if (!r || !ranks)
+        return false;
+    return inbox_poll(&ranks[r->rank], r->rank);
+}
+
+/* ---- waiting ---------------------------------------------------------------- */
+
+typedef bool (*wait_cond)(const void *arg);
+
+/* Waits, as rank me (state p), until cond(arg), merging the inbox meanwhile:
+ * spins while alone on the worker (for at most spin_ns), else registers in
+ * p's waiter slot and parks. cond must read with seq_cst (Dekker with the
+ * wakers: our exchange on the slot, then cond; their seq_cst store, then
+ * their look at the slot). Stale wake-ups are harmless: we look again. */
+static inline __attribute__((always_inline)) void rank_wait(struct p2p_rank *p, int me,
+                                                            wait_cond cond, const void *arg)
+{
+    struct loom_ult *self = loom_ult_self();
+    if (!self) {
+        /* Not a ULT (a singleton's main thread): nothing to switch to. */
+        for (unsigned i = 1; !cond(arg); i++)
+            if (!inbox_poll(p, me)) {
+                if (i < 4096)
+                    loom_cpu_relax();
+                else
+                    sched_yield();
+            }
+        return;
+    }
+    bool registered = false;
+    for (;;) {
+        /* Spin while no other ULT could use the worker. */
+        uint64_t t0 = 0;
+        for (unsigned i = 1;; i++) {
+            if (cond(arg))
+                goto out;
+            if (inbox_poll(p, me))
+                continue;
+            if ((i & 63) == 1 && loom_sched_others_ready())
+                break;
+            if ((i & 1023) == 0) {
+                /* The clock is slow to read (tens of ns): rarely. */
+                uint64_t now = loom_time_ns();
+                if (!t0)
+                    t0 = now;
+                else if (now - t0 >= spin_ns)
+                    break;
+            }
+            if (i > SPIN_FAST)
+                loom_cpu_relax();
+        }
+        /* seq_cst: registered before cond's and inbox_ready's last look. */
+        atomic_exchange_explicit(&p->waiter, self, memory_order_seq_cst);
+        registered = true;
+        if (cond(arg))
+            break;
+        if (inbox_ready(p))
+            continue;
+        loom_ult_park();
+    }
+out:
+    if (registered) {
+        /* Leave the slot if it still names us: fewer stale wake-ups. */
+        struct loom_ult *expected = self;
+        atomic_compare_exchange_strong_explicit(&p->waiter, &expected, NULL, memory_order_relaxed,
+                                                memory_order_relaxed);
+    }
+}
+
+static bool req_cond(const void *arg)
+{
+    const loom_req *r = arg;
+    return atomic_load_explicit(&r->done, memory_order_seq_cst) != 0;
+}
+
+void loom_req_wait(loom_req *r)
+{
+    if (loom_req_done(r))
+        return;
+    rank_wait(&ranks[r->owner], r->owner, req_cond, r);
+}
+
+struct any_arg {
+    loom_req *const *reqs;
+    int n;
+};
+
+static bool any_cond(const void *arg)
+{
+    const struct any_arg *a = arg;
+    for (int i = 0; i < a->n; i++)
+        if (a->reqs[i] && req_cond(a->reqs[i]))
+            return true;
+    return false;
+}
+
+void loom_req_wait_any(loom_req *const *reqs, int n)
+{
+    struct any_arg a = {reqs, n};
+    if (any_cond(&a))
+        return;
+    int me = self_rank();
+    rank_wait(&ranks[me], me, any_cond, &a);
+}
+
+/* ---- sends and receives ------------------------------------------------ */
+
+void loom_p2p_start_send(loom_req *req, int my_comm_rank)
+{
+    int me = req->owner;
+    int dest = loom_comm_world_rank(req->comm, req->peer);
+    req->dest_world = dest;
+    if (req->mode != LOOM_MODE_SYNC && req->bytes <= LOOM_P2P_INBOX_BYTES &&
+        inbox_send(dest, me, req->ctx, my_comm_rank, req->tag, req->buf, req->type, req->bytes)) {
+        atomic_store_explicit(&req->done, 1, memory_order_release);
+        return;
+    }
+    struct p2p_rank *p = &ranks[dest];
+    uint32_t ctx = req->ctx;
+    int tag = req->tag;
+    lock(p);
+    /* Earlier tiny messages (ours among them) are matched first. */
+    bool queued = inbox_merge(p, me, true);
+    loom_req *r = take_posted(p, ctx, my_comm_rank, tag);
+    if (r) {
         unlock(p);
-        deliver(r, req->buf, req->type, req->bytes, me, tag);
-        complete(r);
-        complete(req);
+        if (queued && dest != me)
+            wake_rank(p, p->worker == ranks[me].worker);
+        deliver(r, req->buf, req->type, req->bytes, my_comm_rank, tag);
+        complete(r, me);
+        complete(req, me);
         return;
     }
     struct loom_envelope *e;
     if (req->mode != LOOM_MODE_SYNC && req->bytes <= loom_p2p_eager_max) {
         /* Eager: copy into a cell while holding the lock, so the message is
          * whole before anyone can match it, and stays in order. */
-        e = env_alloc(req->owner, req->bytes > ENV_SMALL);
+        e = env_alloc(me, req->bytes > ENV_SMALL);
         e->bytes = req->bytes;
         if (req->bytes) {
             if (req->type->contig)
@@ -281,58 +669,38 @@ void loom_p2p_start_send(loom_req *req, int me)
                 loom_type_pack(e->data, req->buf, req->type, 0, req->bytes);
         }
     } else {
-        e = env_alloc(req->owner, 0);
+        e = env_alloc(me, 0);
         e->bytes = req->bytes;
         e->rndv = true;
         e->sreq = req;
         req->env = e;
     }
     e->ctx = ctx;
-    e->src = me;
+    e->src = my_comm_rank;
     e->tag = tag;
-    e->next = NULL;
-    if (p->unexp_tail)
-        p->unexp_tail->next = e;
-    else
-        p->unexp_head = e;
-    p->unexp_tail = e;
-    atomic_store_explicit(&p->unexp_seq,
-                          atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) + 1,
-                          memory_order_seq_cst);
+    bool rndv = e->rndv; /* e may be taken and released once we unlock */
+    append_unexpected(p, e);
     unlock(p);
-    loom_ult_notify(&p->probe_waiter);
-    if (!e->rndv)
-        complete(req);
+    if (dest != me)
+        wake_rank(p, p->worker == ranks[me].worker);
+    if (!rndv)
+        complete(req, me);
 }
 
 void loom_p2p_recv_envelope(loom_req *req, struct loom_envelope *e)
 {
+    int me = req->owner;
     if (e->rndv) {
         loom_req *s = e->sreq;
         deliver(req, s->buf, s->type, e->bytes, e->src, e->tag);
         s->env = NULL;
         env_release(e);
-        complete(s);
+        complete(s, me);
     } else {
-        size_t n = e->bytes;
-        req->status_error = MPI_SUCCESS;
-        if (n > req->bytes) {
-            n = req->bytes;
-            req->status_error = MPI_ERR_TRUNCATE;
-            req->count = e->bytes;
-        }
-        if (n) {
-            if (req->type->contig)
-                memcpy((char *)req->buf + req->type->true_lb, e->data, n);
-            else
-                loom_type_unpack(req->buf, req->type, e->data, 0, n);
-        }
-        req->status_source = e->src;
-        req->status_tag = e->tag;
-        req->status_bytes = n;
+        deliver_packed(req, e->data, e->bytes, e->src, e->tag);
         env_release(e);
     }
-    complete(req);
+    complete(req, me);
 }
 
 /* Unlinks and returns the first unexpected message matching; lock held. */
@@ -357,21 +725,28 @@ static struct loom_envelope *take_unexpected(struct p2p_rank *p, uint32_t ctx, i
 
 void loom_p2p_start_recv(loom_req *req)
 {
-    struct p2p_rank *p = &ranks[req->owner];
+    int me = req->owner;
+    struct p2p_rank *p = &ranks[me];
     lock(p);
-    struct loom_envelope *e = take_unexpected(p, req->ctx, req->peer, req->tag, true);
-    if (!e) {
-        req->next = NULL;
-        if (p->posted_tail)
-            p->posted_tail->next = req;
-        else
-            p->posted_head = req;
-        p->posted_tail = req;
+    struct loom_envelope *e =
+        p->unexp_head ? take_unexpected(p, req->ctx, req->peer, req->tag, true) : NULL;
+    if (e) {
         unlock(p);
+        loom_p2p_recv_envelope(req, e);
         return;
     }
+    req->next = NULL;
+    if (p->posted_tail)
+        p->posted_tail->next = req;
+    else
+        p->posted_head = req;
+    p->posted_tail = req;
+    /* Messages already in the inbox count as arriving after this receive
+     * was posted (each sender's order holds: see inbox_merge); merging now
+     * can match this receive without an envelope. */
+    if (inbox_ready(p))
+        inbox_merge(p, me, false);
     unlock(p);
-    loom_p2p_recv_envelope(req, e);
 }
 
 struct loom_envelope *loom_p2p_probe(int world_rank, uint32_t ctx, int src, int tag, bool remove,
@@ -379,6 +754,8 @@ struct loom_envelope *loom_p2p_probe(int world_rank, uint32_t ctx, int src, int 
 {
     struct p2p_rank *p = &ranks[world_rank];
     lock(p);
+    if (inbox_ready(p))
+        inbox_merge(p, world_rank, false);
     struct loom_envelope *e = take_unexpected(p, ctx, src, tag, remove);
     if (e) {
         seen->src = e->src;
@@ -397,7 +774,7 @@ struct seq_wait {
 static bool seq_moved(const void *arg)
 {
     const struct seq_wait *w = arg;
-    return atomic_load_explicit(&w->p->unexp_seq, memory_order_acquire) != w->seq;
+    return atomic_load_explicit(&w->p->unexp_seq, memory_order_seq_cst) != w->seq;
 }
 
 struct loom_envelope *loom_p2p_probe_wait(int world_rank, uint32_t ctx, int src, int tag,
@@ -409,7 +786,7 @@ struct loom_envelope *loom_p2p_probe_wait(int world_rank, uint32_t ctx, int src,
         struct loom_envelope *e = loom_p2p_probe(world_rank, ctx, src, tag, remove, seen);
         if (e)
             return e;
-        loom_ult_wait(seq_moved, &w, &p->probe_waiter);
+        rank_wait(p, world_rank, seq_moved, &w);
     }
 }
 
@@ -417,9 +794,13 @@ bool loom_p2p_cancel(loom_req *req)
 {
     if (loom_req_done(req))
         return false;
+    int me = req->owner;
     if (req->kind == LOOM_REQ_RECV) {
-        struct p2p_rank *p = &ranks[req->owner];
+        struct p2p_rank *p = &ranks[me];
         lock(p);
+        /* A message waiting in the inbox for this receive matches it. */
+        if (inbox_ready(p))
+            inbox_merge(p, me, false);
         loom_req *r = p->posted_head, *prev = NULL;
         for (; r && r != req; prev = r, r = r->next)
             ;
@@ -455,36 +836,13 @@ bool loom_p2p_cancel(loom_req *req)
         env_release(e);
     }
     req->cancelled = true;
-    complete(req);
+    complete(req, me);
     return true;
 }
 
-static bool any_done(loom_req *const *reqs, int n)
+void loom_req_complete_async(loom_req *r)
 {
-    for (int i = 0; i < n; i++)
-        if (reqs[i] && loom_req_done(reqs[i]))
-            return true;
-    return false;
-}
-
-void loom_req_wait_any(loom_req *const *reqs, int n)
-{
-    struct loom_ult *self = loom_ult_self();
-    for (int spins = 0;; spins++) {
-        if (any_done(reqs, n))
-            return;
-        if (!self || (spins < 4096 && !loom_sched_others_ready())) {
-            loom_cpu_relax();
-            continue;
-        }
-        /* seq_cst: registered in every slot before the last look at done;
-         * a completer that misses us has set done before we look. */
-        for (int i = 0; i < n; i++)
-            if (reqs[i])
-                atomic_store_explicit(&reqs[i]->waiter, self, memory_order_seq_cst);
-        atomic_thread_fence(memory_order_seq_cst);
-        if (any_done(reqs, n))
-            return;
-        loom_ult_park();
-    }
+    /* seq_cst: ordered before the look at the owner's waiter slot. */
+    atomic_store_explicit(&r->done, 1, memory_order_seq_cst);
+    wake_rank(&ranks[r->owner], false);
 }

@@ -2,22 +2,38 @@
  * Point-to-point between the ranks of a Loom process: one copy per message.
  *
  * Every rank has one matching state: a FIFO of posted receives and a FIFO of
- * unexpected messages, under the rank's own lock (no global lock). A sender
- * takes the receiver's lock, and:
- *  - finds a matching posted receive: unlinks it, drops the lock and copies
- *    straight into the receive buffer (layout to layout), then completes the
- *    receive;
- *  - else, for a small message: copies it into an eager cell from the
- *    receiver's pool and appends it to the unexpected queue (the receiver
- *    copies out; two copies, but the sender never waits);
- *  - else (large, or synchronous mode): appends a descriptor of its buffer
- *    (rendezvous); the receiver copies directly from the sender's buffer when
- *    it matches and completes the send request.
+ * unexpected messages, under the rank's own lock (no global lock), and an
+ * inbox: a ring of 64 one-cache-line slots that any rank may fill without
+ * the lock. A sender:
+ *  - tiny message (<= LOOM_P2P_INBOX_BYTES, not synchronous mode): claims an
+ *    inbox slot of the receiver, writes envelope and payload into that one
+ *    line and publishes it. The receiver merges its inbox (matching posted
+ *    receives, else moving the message to the unexpected queue) whenever it
+ *    posts, probes, waits or tests. One cache-line transfer per message; the
+ *    sender never reads the receiver's state.
+ *  - otherwise takes the receiver's lock, merges the inbox first (so a
+ *    sender's earlier tiny messages are matched before this one), and:
+ *    - finds a matching posted receive: unlinks it, drops the lock and copies
+ *      straight into the receive buffer (layout to layout), then completes it;
+ *    - else, for a small message: copies it into an eager cell from its own
+ *      pool and appends it to the unexpected queue (two copies, but the
+ *      sender never waits);
+ *    - else (large, or synchronous mode): appends a descriptor of its buffer
+ *      (rendezvous); the receiver copies directly from the sender's buffer
+ *      when it matches, and completes the send request.
  * Messages from one sender to one receiver enter the receiver's queues in
- * the order they were sent, and matching scans in FIFO order, so MPI's
- * non-overtaking rule holds with wildcards too. Requests, envelopes and cells
- * come from pools (no malloc once warm). Waiting ranks spin while alone on
- * their worker, else park; completion wakes them in O(1).
+ * the order they were sent (inbox positions are claimed in program order and
+ * merged in position order; the locked path merges the whole inbox before it
+ * matches), and matching scans in FIFO order, so MPI's non-overtaking rule
+ * holds with wildcards too. Requests, envelopes and cells come from pools (no
+ * malloc once warm).
+ *
+ * Waiting: only a rank's own ULT waits for its requests (one waiter per
+ * rank). It spins while alone on its worker, merging its inbox, else parks
+ * in its one per-rank waiter slot; whoever completes one of its requests,
+ * fills its inbox or queues an unexpected message for it wakes it in O(1). Waits must go through loom_req_wait,
+ * loom_req_wait_any or loom_p2p_probe_wait, and polling through
+ * loom_req_test, so that the inbox is merged.
  *
  * Depends on: util, runtime, datatype, comm.
  */
@@ -43,31 +59,32 @@ enum loom_send_mode { LOOM_MODE_STANDARD, LOOM_MODE_SYNC, LOOM_MODE_READY, LOOM_
 #define LOOM_REQ_MAGIC 0x4c52u /* a live request */
 #define LOOM_REQ_FREED 0xdeadu
 
-/* MPI_Request points at one of these. The first cache line holds what a
- * matching sender touches: the match fields, the buffer and the completion. */
+/* MPI_Request points at one of these. The first cache line holds all that
+ * a matching sender reads and writes: the match fields, the buffer, the
+ * completion flag and the status (status_error and count are written only on
+ * truncation), so completing a posted receive writes one line. */
 struct LMPI_Request_s {
-    /* matching (receives) */
+    /* line 1: matching (receives) and completion */
     uint32_t ctx;
     int peer; /* source (recv) or destination (send), comm rank */
     int tag;
+    _Atomic uint32_t done; /* set last by whoever completes the request */
+    void *buf;
+    struct loom_type *type;
+    struct LMPI_Request_s *next; /* posted queue */
+    size_t bytes;                /* message bytes (send) or capacity (recv) */
+    size_t status_bytes;
+    int status_source, status_tag;
+    /* line 2: the owner's side */
+    int status_error; /* MPI_SUCCESS unless truncated */
     uint16_t magic;
     uint8_t kind; /* enum loom_req_kind */
     uint8_t mode; /* enum loom_send_mode */
-    void *buf;
-    struct loom_type *type;
-    size_t count;
-    size_t bytes;          /* message bytes (send) or capacity (recv) */
-    _Atomic uint32_t done; /* set last by whoever completes the request */
-    loom_waiter_slot waiter;
-    struct LMPI_Request_s *next; /* posted queue, pool free list */
-    /* completion results */
-    int status_source, status_tag, status_error;
+    size_t count; /* a truncated receive: the message's bytes */
     bool cancelled;
-    size_t status_bytes;
-    /* the owner's side */
     bool persistent, active, orphan;
+    int owner; /* world rank that owns the request */
     struct loom_comm *comm;
-    int owner;                 /* world rank that owns the request */
     struct loom_envelope *env; /* a rendezvous send's envelope while queued */
     int dest_world;            /* send: the receiver's world rank */
     void *bsend_chunk;         /* buffered send: the chunk to release */
@@ -103,15 +120,39 @@ int loom_p2p_job_init(int nranks) LOOM_MUST_CHECK;
 void loom_p2p_start_send(loom_req *req, int my_comm_rank);
 void loom_p2p_start_recv(loom_req *req);
 
-/* Request pool of the calling rank. */
+/* Request pool of the calling rank; _rank when the caller knows its world
+ * rank (saves a look-up of the running ULT). */
 loom_req *loom_req_alloc(void);
+loom_req *loom_req_alloc_rank(int me);
 void loom_req_free(loom_req *req);
-/* Blocks until req is done (spinning, then parking). */
+/* Blocks until req (the caller's own) is done: spins while alone on the
+ * worker, else parks; merges the inbox meanwhile. */
 void loom_req_wait(loom_req *req);
+/* True when req is done; no progress (see loom_req_test). */
 static inline bool loom_req_done(const loom_req *req)
 {
     return atomic_load_explicit(&req->done, memory_order_acquire) != 0;
 }
+/* Completes req from any ULT or thread (a nonblocking collective's runner):
+ * the caller has written its results (status_error, ...); wakes the owner
+ * if it waits. */
+void loom_req_complete_async(loom_req *req);
+/* Merges the calling rank's inbox if a message waits there (cheap when
+ * empty); true if it merged something. */
+bool loom_p2p_progress(void);
+/* loom_req_done with progress: for polling loops (MPI_Test and friends). */
+static inline bool loom_req_test(const loom_req *req)
+{
+    return loom_req_done(req) || (loom_p2p_progress() && loom_req_done(req));
+}
+
+/* Tiny messages (<= this many bytes) travel in one inbox slot. */
+#define LOOM_P2P_INBOX_BYTES 40
+/* A standard or ready send of a tiny message without a request, by world
+ * rank my_world: true when it went into dest_world's inbox (the send is
+ * complete), false when that inbox was full (use a request). */
+bool loom_p2p_send_tiny(const void *buf, const struct loom_type *type, size_t bytes, uint32_t ctx,
+                        int my_comm_rank, int tag, int dest_world, int my_world);
 
 /* What a probe saw of a message. */
 struct loom_probe {
