@@ -24,3 +24,7 @@ expect(p2p_big_8ranks --out "p2p_big: up to 16 MiB ok" -- ${RUN} -n 8 ${MPIBIN}/
 expect(p2p_fatal_rank --status 6 --err "rank 0: MPI_Send: rank 5 is not in a communicator of size 4 \\(MPI_ERR_RANK\\)"
        -- ${RUN} -n 4 ${MPIBIN}/p2p_fatal)
 loom_mpi_program(p2p_fatal SOURCES p2p_fatal.c)
+loom_mpi_program(p2p_idup SOURCES p2p_idup.c)
+foreach(n 1 2 7 64)
+  expect(p2p_idup_${n} --out "p2p_idup: ${n} ranks ok" -- ${RUN} -n ${n} ${MPIBIN}/p2p_idup)
+endforeach()
