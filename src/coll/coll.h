@@ -75,6 +75,16 @@ struct loom_coll_args {
 int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
                   const char **why);
 
+/* Starts collective `kind` on c without waiting (MPI_I<coll>): req, a
+ * request of the caller (kind LOOM_REQ_GENERIC, active), completes when the
+ * call is done, with status_error set. a's count and displacement arrays
+ * must stay valid until then (as MPI requires); types and op are retained. */
+int loom_coll_start(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                    struct LMPI_Request_s *req, const char **why);
+
+/* Ends the rank's runners (MPI_Finalize; every request is complete). */
+void loom_coll_rank_fini(int world_rank);
+
 /* "Bcast" for LOOM_COLL_BCAST. */
 const char *loom_coll_name(enum loom_coll_kind kind);
 

@@ -75,6 +75,7 @@ struct coll_member {
     uint64_t seq LOOM_ALIGNED_CL;     /* calls made on the communicator */
     uint64_t expect_reads[COLL_RING]; /* copy-in readers to wait for, per post */
     uint64_t fences;                  /* coll_fence calls made */
+    struct coll_runner *runner;       /* nonblocking calls' runner (task.c) */
     void *scratch[3];                 /* grow-only */
     size_t scratch_len[3];
     char whybuf[256];
@@ -82,17 +83,38 @@ struct coll_member {
 
 struct coll_shared {
     int size;
-    int *worker;        /* [size] the worker each member runs on */
-    int *numa;          /* [size] its NUMA node (0 when unknown) */
-    int ngroups;        /* two-stage groups: NUMA nodes if several, else workers */
-    int *group;         /* [size] a member's group, 0..ngroups-1 */
-    int *leader;        /* [ngroups] lowest member of each group */
-    int *order;         /* [size] members sorted by group (trees follow it) */
-    int *pos;           /* [size] a member's index in order */
-    int max_per_worker; /* most members sharing one worker */
+    int *worker;              /* [size] the worker each member runs on */
+    int *numa;                /* [size] its NUMA node (0 when unknown) */
+    int ngroups;              /* two-stage groups: NUMA nodes if several, else workers */
+    int *group;               /* [size] a member's group, 0..ngroups-1 */
+    int *leader;              /* [ngroups] lowest member of each group */
+    int *order;               /* [size] members sorted by group (trees follow it) */
+    int *pos;                 /* [size] a member's index in order */
+    int max_per_worker;       /* most members sharing one worker */
+    int nlocal;               /* workers the members run on */
+    int *local_of;            /* [size] a member's worker, 0..nlocal-1 */
+    struct coll_local *local; /* [nlocal] per-worker stage (local.c) */
+    _Atomic uint64_t rep_arrived LOOM_ALIGNED_CL; /* representatives' barrier */
+    _Atomic uint64_t rep_gen LOOM_ALIGNED_CL;
     _Atomic uint64_t arrived LOOM_ALIGNED_CL; /* central barrier */
     _Atomic uint64_t gen LOOM_ALIGNED_CL;
     struct coll_member *m; /* [size] */
+};
+
+/* The ranks of one worker in a communicator: they run one at a time, so
+ * they combine here with no synchronization beyond program order (atomics
+ * only so that the sanitizers see the order); the last to arrive represents
+ * them in the inter-worker stage and wakes the others. */
+struct coll_local {
+    _Atomic uint64_t arrived LOOM_ALIGNED_CL; /* members arrived, all calls */
+    _Atomic uint64_t posted;                  /* call whose acc is complete */
+    _Atomic uint64_t done;                    /* call whose res is complete */
+    _Atomic int rep;                          /* this call's representative */
+    int size;                                 /* members on this worker */
+    int *members;                             /* [size] */
+    uint64_t rep_calls;                       /* inter-worker stages run */
+    void *acc, *res;                          /* combined input, result */
+    size_t cap;
 };
 
 /* One call. */
@@ -197,6 +219,30 @@ static inline const void *coll_input(const struct loom_coll_args *a)
     return a->in_place ? a->rbuf : a->sbuf;
 }
 
+/* ---- the per-worker stage (local.c) ---- */
+
+/* Arrival at the per-worker stage: the caller's index among its worker's
+ * members in this call (the last one, size - 1, represents them). The caller
+ * contributes, then calls coll_local_arrived(), without waiting in between. */
+int coll_local_arrive(struct coll_ctx *x, struct coll_local **loc_p);
+void coll_local_arrived(struct coll_local *loc);
+/* The representatives' barrier (one per worker). */
+void coll_local_rep_barrier(struct coll_ctx *x, struct coll_local *loc);
+/* The representative: marks the call done for its worker and wakes the
+ * others; the others: wait for that. */
+void coll_local_release(struct coll_ctx *x, struct coll_local *loc);
+void coll_local_wait(struct coll_ctx *x, struct coll_local *loc);
+
+/* ---- calls ---- */
+
+/* The algorithm for this call (select.c). */
+const struct coll_algorithm *coll_select(struct coll_ctx *x);
+/* Queues the call x (its seq taken) for the member's runner; req completes
+ * when it is done (task.c). */
+int coll_start(struct coll_ctx *x, struct LMPI_Request_s *req);
+/* Waits until the member's queued nonblocking calls have run. */
+void coll_drain(struct coll_ctx *x);
+
 /* ---- algorithms ---- */
 
 typedef int (*coll_fn)(struct coll_ctx *x);
@@ -219,10 +265,11 @@ struct coll_algorithm {
 
 /* The model's machine parameters (select.c). */
 struct coll_model {
-    double line_s;   /* one cache-line transfer between cores */
-    double wake_s;   /* parking and waking a rank */
-    double copy_bps; /* one core's copy bandwidth, bytes/s */
-    double mem_bps;  /* the memory system's bandwidth, all cores */
+    double line_s;       /* one cache-line transfer between cores */
+    double wake_s;       /* parking and waking a rank (across workers) */
+    double local_wake_s; /* waking a rank of the same worker */
+    double copy_bps;     /* one core's copy bandwidth, bytes/s */
+    double mem_bps;      /* the memory system's bandwidth, all cores */
 };
 extern struct coll_model coll_model;
 

@@ -21,6 +21,14 @@ static void shared_free(struct coll_shared *sh)
             for (int k = 0; k < 3; k++)
                 free(sh->m[i].scratch[k]);
     free(sh->m);
+    if (sh->local)
+        for (int g = 0; g < sh->nlocal; g++) {
+            free(sh->local[g].members);
+            free(sh->local[g].acc);
+            free(sh->local[g].res);
+        }
+    free(sh->local);
+    free(sh->local_of);
     free(sh->worker);
     free(sh->numa);
     free(sh->group);
@@ -89,6 +97,34 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
     if (sh->ngroups == 1) {
         memcpy(sh->group, sh->worker, (size_t)n * sizeof(int));
         sh->ngroups = compact(sh->group, n);
+    }
+    /* Per-worker stage: members grouped by worker. */
+    sh->local_of = malloc((size_t)n * sizeof(int));
+    if (!sh->local_of) {
+        shared_free(sh);
+        return NULL;
+    }
+    memcpy(sh->local_of, sh->worker, (size_t)n * sizeof(int));
+    sh->nlocal = compact(sh->local_of, n);
+    sh->local = aligned_alloc(LOOM_CACHE_LINE, (size_t)sh->nlocal * sizeof *sh->local);
+    if (!sh->local) {
+        shared_free(sh);
+        return NULL;
+    }
+    memset(sh->local, 0, (size_t)sh->nlocal * sizeof *sh->local);
+    for (int i = 0; i < n; i++)
+        sh->local[sh->local_of[i]].size++;
+    for (int g = 0; g < sh->nlocal; g++) {
+        sh->local[g].members = malloc((size_t)sh->local[g].size * sizeof(int));
+        if (!sh->local[g].members) {
+            shared_free(sh);
+            return NULL;
+        }
+        sh->local[g].size = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        struct coll_local *l = &sh->local[sh->local_of[i]];
+        l->members[l->size++] = i;
     }
     for (int g = 0; g < sh->ngroups; g++)
         sh->leader[g] = -1;
@@ -376,8 +412,6 @@ const char *loom_coll_name(enum loom_coll_kind kind)
     return (unsigned)kind < LOOM_COLL_NKINDS ? names[kind] : "?";
 }
 
-const struct coll_algorithm *coll_select(struct coll_ctx *x);
-
 int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
                   const char **why)
 {
@@ -395,8 +429,31 @@ int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct lo
         .a = a,
     };
     x.seq = ++x.me->seq;
+    coll_drain(&x);
     const struct coll_algorithm *alg = coll_select(&x);
     int rc = alg->run(&x);
+    *why = x.why;
+    return rc;
+}
+
+int loom_coll_start(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                    struct LMPI_Request_s *req, const char **why)
+{
+    struct coll_shared *sh = shared_get(c->sh);
+    if (!sh) {
+        *why = "out of memory for the communicator's collective state";
+        return MPI_ERR_NO_MEM;
+    }
+    struct coll_ctx x = {
+        .sh = sh,
+        .me = &sh->m[c->rank],
+        .rank = c->rank,
+        .size = sh->size,
+        .kind = kind,
+        .a = a,
+    };
+    x.seq = ++x.me->seq;
+    int rc = coll_start(&x, req);
     *why = x.why;
     return rc;
 }

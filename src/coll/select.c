@@ -24,6 +24,7 @@
 struct coll_model coll_model = {
     .line_s = 70e-9,
     .wake_s = 0.5e-6,
+    .local_wake_s = 0.15e-6,
     .copy_bps = 20e9,
     .mem_bps = 25e9,
 };
@@ -52,6 +53,7 @@ static void configure(void)
             double *val;
         } keys[] = {{"line", &coll_model.line_s},
                     {"wake", &coll_model.wake_s},
+                    {"local_wake", &coll_model.local_wake_s},
                     {"copy", &coll_model.copy_bps},
                     {"mem", &coll_model.mem_bps}};
         char buf[256];
@@ -125,8 +127,6 @@ int coll_max_per_worker(const struct coll_shared *sh)
     return sh->max_per_worker;
 }
 
-const struct coll_algorithm *coll_select(struct coll_ctx *x);
-
 const struct coll_algorithm *coll_select(struct coll_ctx *x)
 {
     pthread_once(&cfg.once, configure);
@@ -168,9 +168,11 @@ void loom_coll_describe(void *file)
 {
     FILE *f = file;
     pthread_once(&cfg.once, configure);
-    fprintf(f, "Collective model: line %.3g us, wake %.3g us, copy %.3g GB/s, memory %.3g GB/s\n",
-            coll_model.line_s * 1e6, coll_model.wake_s * 1e6, coll_model.copy_bps / 1e9,
-            coll_model.mem_bps / 1e9);
+    fprintf(f,
+            "Collective model: line %.3g us, wake %.3g us (same worker %.3g us), copy %.3g GB/s, "
+            "memory %.3g GB/s\n",
+            coll_model.line_s * 1e6, coll_model.wake_s * 1e6, coll_model.local_wake_s * 1e6,
+            coll_model.copy_bps / 1e9, coll_model.mem_bps / 1e9);
     fprintf(f, "Collective algorithms (force one with LOOM_COLL_<COLLECTIVE>=<name>):\n");
     for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++) {
         const struct coll_algorithm *a = &algorithms[i];

@@ -10,6 +10,7 @@
 #include "coll/coll.h"
 #include "coll/op.h"
 #include "mpi/mpi_impl.h"
+#include "pt2pt/p2p.h"
 
 /* MPI_IN_PLACE is the address of this byte. */
 LOOM_EXPORT char loom_in_place_marker;
@@ -115,10 +116,32 @@ static int check_counts(const struct call *k, const int *counts, const int *disp
     return MPI_SUCCESS;
 }
 
-static int run(const struct call *k, enum loom_coll_kind kind, const struct loom_coll_args *a)
+/* Runs the call (request NULL) or starts it and returns its request. */
+static int run(const struct call *k, enum loom_coll_kind kind, const struct loom_coll_args *a,
+               MPI_Request *request)
 {
     const char *why = NULL;
-    int rc = loom_coll_run(k->c, kind, a, &why);
+    int rc;
+    if (!request) {
+        rc = loom_coll_run(k->c, kind, a, &why);
+    } else {
+        loom_req *r = loom_req_alloc_rank(k->c->owner);
+        if (!r)
+            return loom_mpi_err(k->comm, MPI_ERR_NO_MEM, k->fn, "out of memory for requests");
+        r->kind = LOOM_REQ_GENERIC;
+        r->mode = LOOM_MODE_STANDARD;
+        r->comm = k->c;
+        r->peer = MPI_PROC_NULL;
+        r->bytes = 0;
+        r->active = true;
+        rc = loom_coll_start(k->c, kind, a, r, &why);
+        if (rc) {
+            atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+            loom_req_free(r);
+        } else {
+            *request = r;
+        }
+    }
     if (rc)
         return loom_mpi_err(k->comm, rc, k->fn, "%s", why ? why : "failed");
     return MPI_SUCCESS;
@@ -126,35 +149,33 @@ static int run(const struct call *k, enum loom_coll_kind kind, const struct loom
 
 /* ---- entry points ------------------------------------------------------ */
 
-int PMPI_Barrier(MPI_Comm comm)
+static int barrier(const char *fn, MPI_Comm comm, MPI_Request *request)
 {
     struct call k;
-    int rc = begin(&k, "MPI_Barrier", comm);
-    if (rc)
-        return rc;
+    int rc = begin(&k, fn, comm);
     struct loom_coll_args a = {.root = 0};
-    return run(&k, LOOM_COLL_BARRIER, &a);
+    return rc ? rc : run(&k, LOOM_COLL_BARRIER, &a, request);
 }
-LOOM_MPI_ALIAS(Barrier);
 
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+static int bcast(const char *fn, void *buffer, int count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm, MPI_Request *request)
 {
     struct call k;
     struct loom_coll_args a = {.rbuf = buffer, .rcount = (size_t)count, .root = root};
-    int rc = begin(&k, "MPI_Bcast", comm);
+    int rc = begin(&k, fn, comm);
     if (!rc)
         rc = check_root(&k, root);
     if (!rc)
         rc = check_counted_buf(&k, buffer, count, datatype, "the buffer", &a.rtype);
-    return rc ? rc : run(&k, LOOM_COLL_BCAST, &a);
+    return rc ? rc : run(&k, LOOM_COLL_BCAST, &a, request);
 }
-LOOM_MPI_ALIAS(Bcast);
 
 /* Gather and Gatherv: the send side everywhere (unless in place at the
  * root), the receive side at the root. */
 static int gather(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
-                  MPI_Datatype recvtype, int root, MPI_Comm comm, enum loom_coll_kind kind)
+                  MPI_Datatype recvtype, int root, MPI_Comm comm, enum loom_coll_kind kind,
+                  MPI_Request *request)
 {
     struct call k;
     struct loom_coll_args a = {
@@ -181,31 +202,15 @@ static int gather(const char *fn, const void *sendbuf, int sendcount, MPI_Dataty
                 rc = check_buf(&k, recvbuf, 1, recvtype, "the receive buffer", &a.rtype);
         }
     }
-    return rc ? rc : run(&k, kind, &a);
+    return rc ? rc : run(&k, kind, &a, request);
 }
-
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                  recvtype, root, comm, LOOM_COLL_GATHER);
-}
-LOOM_MPI_ALIAS(Gather);
-
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm)
-{
-    return gather("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                  recvtype, root, comm, LOOM_COLL_GATHERV);
-}
-LOOM_MPI_ALIAS(Gatherv);
 
 /* Scatter and Scatterv: the send side at the root, the receive side
  * everywhere (unless in place at the root). */
 static int scatter(const char *fn, const void *sendbuf, int sendcount, const int *sendcounts,
                    const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                   MPI_Datatype recvtype, int root, MPI_Comm comm, enum loom_coll_kind kind)
+                   MPI_Datatype recvtype, int root, MPI_Comm comm, enum loom_coll_kind kind,
+                   MPI_Request *request)
 {
     struct call k;
     struct loom_coll_args a = {
@@ -231,31 +236,14 @@ static int scatter(const char *fn, const void *sendbuf, int sendcount, const int
         rc = check_counted_buf(&k, recvbuf, recvcount, recvtype, "the receive buffer", &a.rtype);
         a.rcount = (size_t)recvcount;
     }
-    return rc ? rc : run(&k, kind, &a);
+    return rc ? rc : run(&k, kind, &a, request);
 }
-
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return scatter("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
-                   recvtype, root, comm, LOOM_COLL_SCATTER);
-}
-LOOM_MPI_ALIAS(Scatter);
-
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm)
-{
-    return scatter("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
-                   recvtype, root, comm, LOOM_COLL_SCATTERV);
-}
-LOOM_MPI_ALIAS(Scatterv);
 
 /* Allgather(v) and Alltoall(v): send side unless in place, receive side. */
 static int all(const char *fn, const void *sendbuf, int sendcount, const int *sendcounts,
                const int *sdispls, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
-               enum loom_coll_kind kind)
+               enum loom_coll_kind kind, MPI_Request *request)
 {
     struct call k;
     struct loom_coll_args a = {.sbuf = sendbuf,
@@ -289,42 +277,8 @@ static int all(const char *fn, const void *sendbuf, int sendcount, const int *se
             a.rcount = (size_t)recvcount;
         }
     }
-    return rc ? rc : run(&k, kind, &a);
+    return rc ? rc : run(&k, kind, &a, request);
 }
-
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all("MPI_Allgather", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
-               NULL, recvtype, comm, LOOM_COLL_ALLGATHER);
-}
-LOOM_MPI_ALIAS(Allgather);
-
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm)
-{
-    return all("MPI_Allgatherv", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0, recvcounts,
-               displs, recvtype, comm, LOOM_COLL_ALLGATHERV);
-}
-LOOM_MPI_ALIAS(Allgatherv);
-
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all("MPI_Alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
-               NULL, recvtype, comm, LOOM_COLL_ALLTOALL);
-}
-LOOM_MPI_ALIAS(Alltoall);
-
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all("MPI_Alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
-               rdispls, recvtype, comm, LOOM_COLL_ALLTOALLV);
-}
-LOOM_MPI_ALIAS(Alltoallv);
 
 /* One datatype per peer: every one checked where its count is positive. */
 static int check_types(const struct call *k, const int *counts, const int *displs,
@@ -345,37 +299,6 @@ static int check_types(const struct call *k, const int *counts, const int *displ
     }
     return MPI_SUCCESS;
 }
-
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    struct call k;
-    int rc = begin(&k, "MPI_Alltoallw", comm);
-    if (rc)
-        return rc;
-    struct loom_type **types = malloc(2 * (size_t)k.size * sizeof *types);
-    if (!types)
-        return loom_mpi_err(comm, MPI_ERR_NO_MEM, k.fn, "out of memory");
-    struct loom_coll_args a = {.sbuf = sendbuf,
-                               .rbuf = recvbuf,
-                               .scounts = sendcounts,
-                               .sdispls = sdispls,
-                               .rcounts = recvcounts,
-                               .rdispls = rdispls,
-                               .stypes = types,
-                               .rtypes = types + k.size,
-                               .in_place = sendbuf == MPI_IN_PLACE};
-    if (!a.in_place)
-        rc = check_types(&k, sendcounts, sdispls, sendtypes, "send", types);
-    if (!rc)
-        rc = check_types(&k, recvcounts, rdispls, recvtypes, "receive", types + k.size);
-    if (!rc)
-        rc = run(&k, LOOM_COLL_ALLTOALLW, &a);
-    free(types);
-    return rc;
-}
-LOOM_MPI_ALIAS(Alltoallw);
 
 /* The reductions: count x datatype on both sides, one op. in_place_ok:
  * whether this rank may pass MPI_IN_PLACE. */
@@ -413,64 +336,56 @@ static int reduction(struct call *k, const char *fn, MPI_Comm comm, const void *
     return rc;
 }
 
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm)
+static int alltoallw(const char *fn, const void *sendbuf, const int sendcounts[],
+                     const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                     const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                     MPI_Comm comm, MPI_Request *request)
+{
+    struct call k;
+    int rc = begin(&k, fn, comm);
+    if (rc)
+        return rc;
+    struct loom_type **types = malloc(2 * (size_t)k.size * sizeof *types);
+    if (!types)
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, k.fn, "out of memory");
+    struct loom_coll_args a = {.sbuf = sendbuf,
+                               .rbuf = recvbuf,
+                               .scounts = sendcounts,
+                               .sdispls = sdispls,
+                               .rcounts = recvcounts,
+                               .rdispls = rdispls,
+                               .stypes = types,
+                               .rtypes = types + k.size,
+                               .in_place = sendbuf == MPI_IN_PLACE};
+    if (!a.in_place)
+        rc = check_types(&k, sendcounts, sdispls, sendtypes, "send", types);
+    else
+        a.stypes = NULL;
+    if (!rc)
+        rc = check_types(&k, recvcounts, rdispls, recvtypes, "receive", types + k.size);
+    if (!rc)
+        rc = run(&k, LOOM_COLL_ALLTOALLW, &a, request); /* a nonblocking call copies types */
+    free(types);
+    return rc;
+}
+
+/* The reductions but Reduce_scatter: count x datatype on both sides, one op. */
+static int reduce_like(const char *fn, const void *sendbuf, void *recvbuf, int count,
+                       MPI_Datatype datatype, MPI_Op op, int root, bool rooted, MPI_Comm comm,
+                       enum loom_coll_kind kind, MPI_Request *request)
 {
     struct call k;
     struct loom_coll_args a = {0};
-    int rc =
-        reduction(&k, "MPI_Reduce", comm, sendbuf, recvbuf, count, datatype, op, root, true, &a);
-    return rc ? rc : run(&k, LOOM_COLL_REDUCE, &a);
+    int rc = reduction(&k, fn, comm, sendbuf, recvbuf, count, datatype, op, root, rooted, &a);
+    return rc ? rc : run(&k, kind, &a, request);
 }
-LOOM_MPI_ALIAS(Reduce);
 
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm)
+static int reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
+                          const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request)
 {
     struct call k;
-    struct loom_coll_args a = {0};
-    int rc =
-        reduction(&k, "MPI_Allreduce", comm, sendbuf, recvbuf, count, datatype, op, 0, false, &a);
-    return rc ? rc : run(&k, LOOM_COLL_ALLREDUCE, &a);
-}
-LOOM_MPI_ALIAS(Allreduce);
-
-int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm)
-{
-    struct call k;
-    struct loom_coll_args a = {0};
-    int rc = reduction(&k, "MPI_Scan", comm, sendbuf, recvbuf, count, datatype, op, 0, false, &a);
-    return rc ? rc : run(&k, LOOM_COLL_SCAN, &a);
-}
-LOOM_MPI_ALIAS(Scan);
-
-int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm)
-{
-    struct call k;
-    struct loom_coll_args a = {0};
-    int rc = reduction(&k, "MPI_Exscan", comm, sendbuf, recvbuf, count, datatype, op, 0, false, &a);
-    return rc ? rc : run(&k, LOOM_COLL_EXSCAN, &a);
-}
-LOOM_MPI_ALIAS(Exscan);
-
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    struct call k;
-    struct loom_coll_args a = {0};
-    int rc = reduction(&k, "MPI_Reduce_scatter_block", comm, sendbuf, recvbuf, recvcount, datatype,
-                       op, 0, false, &a);
-    return rc ? rc : run(&k, LOOM_COLL_REDUCE_SCATTER_BLOCK, &a);
-}
-LOOM_MPI_ALIAS(Reduce_scatter_block);
-
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    struct call k;
-    int rc = begin(&k, "MPI_Reduce_scatter", comm);
+    int rc = begin(&k, fn, comm);
     if (rc)
         return rc;
     if (!recvcounts)
@@ -480,9 +395,322 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
             return loom_mpi_err(comm, MPI_ERR_COUNT, k.fn,
                                 "receive count %d (for rank %d) is negative", recvcounts[i], i);
     struct loom_coll_args a = {0};
-    rc = reduction(&k, "MPI_Reduce_scatter", comm, sendbuf, recvbuf, recvcounts[k.c->rank],
-                   datatype, op, 0, false, &a);
+    rc = reduction(&k, fn, comm, sendbuf, recvbuf, recvcounts[k.c->rank], datatype, op, 0, false,
+                   &a);
     a.rcounts = recvcounts;
-    return rc ? rc : run(&k, LOOM_COLL_REDUCE_SCATTER, &a);
+    return rc ? rc : run(&k, LOOM_COLL_REDUCE_SCATTER, &a, request);
+}
+
+/* Each collective twice: MPI_<coll> (blocking) and MPI_I<coll> (a request). */
+int PMPI_Barrier(MPI_Comm comm)
+{
+    return barrier("MPI_Barrier", comm, NULL);
+}
+LOOM_MPI_ALIAS(Barrier);
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
+    return barrier("MPI_Ibarrier", comm, request);
+}
+LOOM_MPI_ALIAS(Ibarrier);
+
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return bcast("MPI_Bcast", buffer, count, datatype, root, comm, NULL);
+}
+LOOM_MPI_ALIAS(Bcast);
+
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ibcast", "request is NULL");
+    return bcast("MPI_Ibcast", buffer, count, datatype, root, comm, request);
+}
+LOOM_MPI_ALIAS(Ibcast);
+
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                  recvtype, root, comm, LOOM_COLL_GATHER, NULL);
+}
+LOOM_MPI_ALIAS(Gather);
+
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Igather", "request is NULL");
+    return gather("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                  recvtype, root, comm, LOOM_COLL_GATHER, request);
+}
+LOOM_MPI_ALIAS(Igather);
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
+{
+    return gather("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                  recvtype, root, comm, LOOM_COLL_GATHERV, NULL);
+}
+LOOM_MPI_ALIAS(Gatherv);
+
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Igatherv", "request is NULL");
+    return gather("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                  recvtype, root, comm, LOOM_COLL_GATHERV, request);
+}
+LOOM_MPI_ALIAS(Igatherv);
+
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                   recvtype, root, comm, LOOM_COLL_SCATTER, NULL);
+}
+LOOM_MPI_ALIAS(Scatter);
+
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iscatter", "request is NULL");
+    return scatter("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                   recvtype, root, comm, LOOM_COLL_SCATTER, request);
+}
+LOOM_MPI_ALIAS(Iscatter);
+
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
+{
+    return scatter("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                   recvtype, root, comm, LOOM_COLL_SCATTERV, NULL);
+}
+LOOM_MPI_ALIAS(Scatterv);
+
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iscatterv", "request is NULL");
+    return scatter("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                   recvtype, root, comm, LOOM_COLL_SCATTERV, request);
+}
+LOOM_MPI_ALIAS(Iscatterv);
+
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return all("MPI_Allgather", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
+               NULL, recvtype, comm, LOOM_COLL_ALLGATHER, NULL);
+}
+LOOM_MPI_ALIAS(Allgather);
+
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iallgather", "request is NULL");
+    return all("MPI_Iallgather", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
+               NULL, recvtype, comm, LOOM_COLL_ALLGATHER, request);
+}
+LOOM_MPI_ALIAS(Iallgather);
+
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm)
+{
+    return all("MPI_Allgatherv", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0, recvcounts,
+               displs, recvtype, comm, LOOM_COLL_ALLGATHERV, NULL);
+}
+LOOM_MPI_ALIAS(Allgatherv);
+
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iallgatherv", "request is NULL");
+    return all("MPI_Iallgatherv", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0, recvcounts,
+               displs, recvtype, comm, LOOM_COLL_ALLGATHERV, request);
+}
+LOOM_MPI_ALIAS(Iallgatherv);
+
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return all("MPI_Alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
+               NULL, recvtype, comm, LOOM_COLL_ALLTOALL, NULL);
+}
+LOOM_MPI_ALIAS(Alltoall);
+
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ialltoall", "request is NULL");
+    return all("MPI_Ialltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
+               NULL, recvtype, comm, LOOM_COLL_ALLTOALL, request);
+}
+LOOM_MPI_ALIAS(Ialltoall);
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return all("MPI_Alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
+               rdispls, recvtype, comm, LOOM_COLL_ALLTOALLV, NULL);
+}
+LOOM_MPI_ALIAS(Alltoallv);
+
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ialltoallv", "request is NULL");
+    return all("MPI_Ialltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
+               rdispls, recvtype, comm, LOOM_COLL_ALLTOALLV, request);
+}
+LOOM_MPI_ALIAS(Ialltoallv);
+
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                     rdispls, recvtypes, comm, NULL);
+}
+LOOM_MPI_ALIAS(Alltoallw);
+
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "request is NULL");
+    return alltoallw("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                     rdispls, recvtypes, comm, request);
+}
+LOOM_MPI_ALIAS(Ialltoallw);
+
+int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm)
+{
+    return reduce_like("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, true, comm,
+                       LOOM_COLL_REDUCE, NULL);
+}
+LOOM_MPI_ALIAS(Reduce);
+
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ireduce", "request is NULL");
+    return reduce_like("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, true, comm,
+                       LOOM_COLL_REDUCE, request);
+}
+LOOM_MPI_ALIAS(Ireduce);
+
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm)
+{
+    return reduce_like("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
+                       LOOM_COLL_ALLREDUCE, NULL);
+}
+LOOM_MPI_ALIAS(Allreduce);
+
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iallreduce", "request is NULL");
+    return reduce_like("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
+                       LOOM_COLL_ALLREDUCE, request);
+}
+LOOM_MPI_ALIAS(Iallreduce);
+
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                          NULL);
 }
 LOOM_MPI_ALIAS(Reduce_scatter);
+
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ireduce_scatter", "request is NULL");
+    return reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                          request);
+}
+LOOM_MPI_ALIAS(Ireduce_scatter);
+
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_like("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, 0,
+                       false, comm, LOOM_COLL_REDUCE_SCATTER_BLOCK, NULL);
+}
+LOOM_MPI_ALIAS(Reduce_scatter_block);
+
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ireduce_scatter_block", "request is NULL");
+    return reduce_like("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, 0,
+                       false, comm, LOOM_COLL_REDUCE_SCATTER_BLOCK, request);
+}
+LOOM_MPI_ALIAS(Ireduce_scatter_block);
+
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm)
+{
+    return reduce_like("MPI_Scan", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
+                       LOOM_COLL_SCAN, NULL);
+}
+LOOM_MPI_ALIAS(Scan);
+
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iscan", "request is NULL");
+    return reduce_like("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
+                       LOOM_COLL_SCAN, request);
+}
+LOOM_MPI_ALIAS(Iscan);
+
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm)
+{
+    return reduce_like("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
+                       LOOM_COLL_EXSCAN, NULL);
+}
+LOOM_MPI_ALIAS(Exscan);
+
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iexscan", "request is NULL");
+    return reduce_like("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
+                       LOOM_COLL_EXSCAN, request);
+}
+LOOM_MPI_ALIAS(Iexscan);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "comm/comm.h"
+#include "coll/coll.h"
 #include "mpi/mpi_impl.h"
 #include "pt2pt/p2p.h"
 #include "util/log.h"
@@ -90,6 +91,7 @@ int PMPI_Finalize(void)
     struct loom_rank *r = loom_rank_self();
     /* Every rank's buffers stay valid until all have finalized. */
     loom_mpi_barrier_world(r->rank);
+    loom_coll_rank_fini(r->rank);
     loom_comm_rank_fini();
     r->mpi_state = LOOM_MPI_FINALIZED;
     fflush(stdout);

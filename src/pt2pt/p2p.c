@@ -839,10 +839,3 @@ bool loom_p2p_cancel(loom_req *req)
     complete(req, me);
     return true;
 }
-
-void loom_req_complete_async(loom_req *r)
-{
-    /* seq_cst: ordered before the look at the owner's waiter slot. */
-    atomic_store_explicit(&r->done, 1, memory_order_seq_cst);
-    wake_rank(&ranks[r->owner], false);
-}

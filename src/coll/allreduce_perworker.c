@@ -1,0 +1,99 @@
+/*
+ * Allreduce with many ranks per worker (commutative operations, contiguous
+ * types): each member folds its input into its worker's accumulator as it
+ * arrives (no synchronization: the worker runs one member at a time); the
+ * last member of each worker publishes the accumulator, folds all workers'
+ * accumulators into the worker's result, meets the other representatives
+ * and wakes its members, which copy the result out.
+ * Cost: W * (line + m / copy) + N/W * (m / copy + local wake-up).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_impl.h"
+
+static bool applies(const struct coll_ctx *x)
+{
+    return coll_max_per_worker(x->sh) > 1 && x->a->op->commutative && x->a->rtype->contig;
+}
+
+/* Grows the worker's buffers; safe at a call's first arrival (nobody reads
+ * them then: see the header of the file). */
+static int reserve(struct coll_local *loc, size_t nb)
+{
+    if (loc->cap >= nb)
+        return MPI_SUCCESS;
+    size_t cap = nb < 256 ? 256 : nb;
+    void *a = malloc(cap), *r = malloc(cap);
+    if (!a || !r) {
+        free(a);
+        free(r);
+        return MPI_ERR_NO_MEM;
+    }
+    free(loc->acc);
+    free(loc->res);
+    loc->acc = a;
+    loc->res = r;
+    loc->cap = cap;
+    return MPI_SUCCESS;
+}
+
+int coll_allreduce_perworker(struct coll_ctx *x)
+{
+    const struct loom_coll_args *a = x->a;
+    const struct loom_type *t = a->rtype;
+    struct coll_shared *sh = x->sh;
+    if (!applies(x))
+        return coll_allreduce_tiled(x); /* forced on a call it cannot do */
+    size_t nb = a->rcount * t->size;
+    struct coll_local *loc;
+    int idx = coll_local_arrive(x, &loc);
+    int rc = MPI_SUCCESS;
+    /* Buffers as buffers of type t (contiguous: data at true_lb). */
+    if (idx == 0)
+        rc = reserve(loc, nb);
+    char *acc = (char *)loc->acc - t->true_lb, *res = (char *)loc->res - t->true_lb;
+    if (rc == MPI_SUCCESS && nb) {
+        if (idx == 0)
+            memcpy(loc->acc, (const char *)coll_input(a) + t->true_lb, nb);
+        else
+            loom_op_apply(a->op, coll_input(a), acc, a->rcount, t);
+    }
+    coll_local_arrived(loc);
+    if (idx < loc->size - 1) {
+        coll_local_wait(x, loc);
+        if (nb)
+            memcpy((char *)a->rbuf + t->true_lb, loc->res, nb);
+        return rc;
+    }
+    /* Representative: publish, fold every worker's accumulator, meet. */
+    atomic_store_explicit(&loc->posted, x->seq, memory_order_seq_cst);
+    for (int g = 0; g < sh->nlocal; g++)
+        if (&sh->local[g] != loc)
+            coll_notify(x, atomic_load_explicit(&sh->local[g].rep, memory_order_seq_cst));
+    if (nb)
+        memcpy(loc->res, loc->acc, nb);
+    for (int g = 0; g < sh->nlocal; g++) {
+        struct coll_local *o = &sh->local[g];
+        if (o == loc)
+            continue;
+        coll_wait(x, &o->posted, x->seq);
+        if (nb)
+            loom_op_apply(a->op, (char *)o->acc - t->true_lb, res, a->rcount, t);
+    }
+    coll_local_rep_barrier(x, loc);
+    if (nb)
+        memcpy((char *)a->rbuf + t->true_lb, loc->res, nb);
+    coll_local_release(x, loc);
+    return rc;
+}
+
+double coll_allreduce_perworker_cost(const struct coll_ctx *x, size_t nbytes)
+{
+    if (!applies(x))
+        return -1;
+    const struct coll_model *m = &coll_model;
+    double w = x->sh->nlocal, per = coll_max_per_worker(x->sh);
+    return w * (m->line_s + nbytes / m->copy_bps) +
+           per * (2 * nbytes / m->copy_bps + m->local_wake_s);
+}

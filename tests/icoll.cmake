@@ -1,0 +1,20 @@
+# Nonblocking collectives (src/coll/task.c): every MPI_I<coll>, calls in
+# flight on two communicators started in opposite orders, overlap with
+# point-to-point, MPI_Test polling, a blocking call after a nonblocking one.
+loom_mpi_program(coll_nonblocking SOURCES coll_nonblocking.c)
+foreach(n 1 2 3 7 16)
+  expect(coll_nonblocking_${n} --out "^coll_nonblocking: ${n} ranks ok$"
+         -- ${RUN} --timeout 100 -n ${n} ${MPIBIN}/coll_nonblocking)
+endforeach()
+expect(coll_nonblocking_64 --out "^coll_nonblocking: 64 ranks ok$"
+       -- ${RUN} --timeout 100 -n 64 ${MPIBIN}/coll_nonblocking quick)
+expect(coll_nonblocking_one_worker --out "^coll_nonblocking: 16 ranks ok$"
+       -- ${RUN} --timeout 100 --workers 1 -n 16 ${MPIBIN}/coll_nonblocking)
+expect(coll_nonblocking_syn --out "^coll_nonblocking: 32 ranks ok$"
+       -- env "HWLOC_SYNTHETIC=pack:2 numa:2 core:8 pu:1" ${RUN} --timeout 100 --workers 4 -n 32 ${MPIBIN}/coll_nonblocking quick)
+# loom-info describes the synthetic topology, the placement and every
+# algorithm, and names the forced one.
+add_test(NAME loom_info COMMAND ${EXPECT} --out "Topology: 2 package.*4 NUMA node"
+         --out "worker 4: .* numa 1," --out "Allreduce +perworker" --out "Bcast +pipeline .*\\[forced\\]"
+         -- env "HWLOC_SYNTHETIC=pack:2 numa:2 core:4 pu:1" LOOM_COLL_BCAST=pipeline
+            ${CMAKE_BINARY_DIR}/bin/loom-info -n 16)
