@@ -1,5 +1,4 @@
-# Collective conformance (src/coll, src/mpi/coll.c). Rename to coll.cmake
-# when the collectives are in mpi.h (every tests/*.cmake is included).
+# Collective conformance (src/coll, src/mpi/coll.c).
 #
 # Programs (tests/mpi/coll_*.c, validated with MPICH and Open MPI), each
 # printing "<name>: N ranks ok"; "quick" restricts sizes for many ranks:

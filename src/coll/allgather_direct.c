@@ -22,7 +22,7 @@ static int allgather(struct coll_ctx *x)
         const struct coll_post *p = coll_peer_post(x, r);
         int e;
         if (!p) {
-            e = MPI_ERR_OTHER;
+            e = x->err;
         } else {
             struct coll_block d = coll_recv_block(x->kind, a, r);
             struct coll_block s = p->args.in_place

@@ -30,7 +30,7 @@ int coll_allreduce_allread(struct coll_ctx *x)
     for (int r = 0; r < n; r++) {
         const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
         if (!p) {
-            rc = MPI_ERR_OTHER;
+            rc = x->err;
             p = mine;
         }
         in[r] = coll_post_cell(p, nb) - t->true_lb; /* the packed cell as a buffer of type t */

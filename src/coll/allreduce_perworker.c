@@ -17,24 +17,22 @@ static bool applies(const struct coll_ctx *x)
     return coll_max_per_worker(x->sh) > 1 && x->a->op->commutative && x->a->rtype->contig;
 }
 
-/* Grows the worker's buffers; safe at a call's first arrival (nobody reads
- * them then: see the header of the file). */
-static int reserve(struct coll_local *loc, size_t nb)
+/* Grows one of the worker's buffers to nb bytes. The accumulator grows at a
+ * call's first arrival: the other workers' representatives finished reading
+ * the previous one before that call's members were released. The result
+ * grows at the representative: by then every member of the worker has
+ * arrived in this call, so none is still copying out the previous result. */
+static int reserve(void **buf, size_t *cap, size_t nb)
 {
-    if (loc->cap >= nb)
+    if (*cap >= nb)
         return MPI_SUCCESS;
-    size_t cap = nb < 256 ? 256 : nb;
-    void *a = malloc(cap), *r = malloc(cap);
-    if (!a || !r) {
-        free(a);
-        free(r);
+    size_t want = nb < 256 ? 256 : nb;
+    void *p = malloc(want);
+    if (!p)
         return MPI_ERR_NO_MEM;
-    }
-    free(loc->acc);
-    free(loc->res);
-    loc->acc = a;
-    loc->res = r;
-    loc->cap = cap;
+    free(*buf);
+    *buf = p;
+    *cap = want;
     return MPI_SUCCESS;
 }
 
@@ -51,8 +49,10 @@ int coll_allreduce_perworker(struct coll_ctx *x)
     int rc = MPI_SUCCESS;
     /* Buffers as buffers of type t (contiguous: data at true_lb). */
     if (idx == 0)
-        rc = reserve(loc, nb);
-    char *acc = (char *)loc->acc - t->true_lb, *res = (char *)loc->res - t->true_lb;
+        rc = reserve(&loc->acc, &loc->acc_cap, nb);
+    char *acc = (char *)loc->acc - t->true_lb;
+    if (loc->acc_cap < nb) /* the first arrival ran out of memory */
+        rc = MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS && nb) {
         if (idx == 0)
             memcpy(loc->acc, (const char *)coll_input(a) + t->true_lb, nb);
@@ -62,11 +62,16 @@ int coll_allreduce_perworker(struct coll_ctx *x)
     coll_local_arrived(loc);
     if (idx < loc->size - 1) {
         coll_local_wait(x, loc);
-        if (nb)
+        if (nb && loc->res_cap >= nb)
             memcpy((char *)a->rbuf + t->true_lb, loc->res, nb);
         return rc;
     }
     /* Representative: publish, fold every worker's accumulator, meet. */
+    if (rc == MPI_SUCCESS)
+        rc = reserve(&loc->res, &loc->res_cap, nb);
+    if (rc != MPI_SUCCESS)
+        nb = 0; /* still take part in the synchronization */
+    char *res = (char *)loc->res - t->true_lb;
     atomic_store_explicit(&loc->posted, x->seq, memory_order_seq_cst);
     for (int g = 0; g < sh->nlocal; g++)
         if (&sh->local[g] != loc)

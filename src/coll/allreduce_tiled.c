@@ -35,7 +35,7 @@ int coll_allreduce_tiled(struct coll_ctx *x)
         int r = (me + k) % n;
         const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
         if (!p) {
-            rc = MPI_ERR_OTHER;
+            rc = x->err;
             p = mine;
         }
         in[r] = coll_input(&p->args);

@@ -57,7 +57,7 @@ static int alltoall(struct coll_ctx *x)
         const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
         int e;
         if (!p) {
-            e = MPI_ERR_OTHER;
+            e = x->err;
         } else {
             struct coll_block d = coll_recv_block(x->kind, a, r);
             struct coll_block s;

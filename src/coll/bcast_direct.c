@@ -28,8 +28,10 @@ int coll_bcast_direct(struct coll_ctx *x)
         return MPI_SUCCESS;
     }
     const struct coll_post *p = coll_peer_post(x, root);
-    if (!p)
-        return MPI_ERR_OTHER;
+    if (!p) {
+        coll_peer_release(x, root);
+        return x->err;
+    }
     size_t n = p->nbytes;
     int rc = MPI_SUCCESS;
     if (n > a->rcount * a->rtype->size)

@@ -42,8 +42,14 @@ int coll_bcast_pipeline(struct coll_ctx *x)
         coll_set(x, &x->me->progress, base | ((nb + chunk_of(nb) - 1) / chunk_of(nb)), succ);
     } else {
         const struct coll_post *p = coll_peer_post(x, pred);
-        if (!p)
-            return MPI_ERR_OTHER;
+        if (!p) {
+            /* Let both neighbours go on: the predecessor's post is read,
+             * and every chunk is "here" for the successor. */
+            coll_peer_release(x, pred);
+            if (succ >= 0)
+                coll_set(x, &x->me->progress, base | (((uint64_t)1 << CHUNK_BITS) - 1), succ);
+            return x->err;
+        }
         size_t nb = p->args.rcount * p->args.rtype->size;
         size_t chunk = chunk_of(nb), nchunks = (nb + chunk - 1) / chunk;
         if (nb > a->rcount * a->rtype->size) {
@@ -73,5 +79,7 @@ double coll_bcast_pipeline_cost(const struct coll_ctx *x, size_t nbytes)
     if (chunks < 1)
         chunks = 1;
     double step = m->line_s + (nbytes < chunk ? nbytes : chunk) / m->copy_bps;
-    return (x->size - 1 + chunks - 1) * step;
+    /* + each hop's handshake (post, progress, acknowledgement): the root
+     * waits for its successor, unlike a small one-stage broadcast. */
+    return (x->size - 1 + chunks - 1) * step + 3 * (x->size - 1) * m->line_s;
 }

@@ -27,8 +27,10 @@ int coll_bcast_twostage(struct coll_ctx *x)
     if (x->rank != root) {
         int src = source_of(sh, x->rank, root);
         const struct coll_post *p = coll_peer_post(x, src);
-        if (!p)
-            return MPI_ERR_OTHER;
+        if (!p) {
+            coll_peer_release(x, src);
+            return x->err;
+        }
         rc =
             coll_copy(x, a->rbuf, a->rcount, a->rtype, p->args.rbuf, p->args.rcount, p->args.rtype);
         coll_read_done(x, p, src);

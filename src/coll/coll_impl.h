@@ -52,7 +52,9 @@ struct coll_post {
     char inl[COLL_INLINE];
     /* Then what readers of the publisher's own buffers need. */
     struct loom_coll_args args LOOM_ALIGNED_CL;
-    const void *data;                       /* algorithm-defined */
+    int sig_basic;    /* debug builds: the call's type signature (reductions, */
+    size_t sig_elems; /* Bcast): basic type (0: mixed) and basic elements */
+    const void *data; /* algorithm-defined */
     _Atomic uint64_t reads LOOM_ALIGNED_CL; /* copy-in readers done with this post */
     char cell[COLL_CELL] LOOM_ALIGNED_CL;
 };
@@ -114,7 +116,7 @@ struct coll_local {
     int *members;                             /* [size] */
     uint64_t rep_calls;                       /* inter-worker stages run */
     void *acc, *res;                          /* combined input, result */
-    size_t cap;
+    size_t acc_cap, res_cap;
 };
 
 /* One call. */
@@ -126,6 +128,7 @@ struct coll_ctx {
     enum loom_coll_kind kind;
     const struct loom_coll_args *a;
     const char *why; /* message of the error being returned */
+    int err;         /* its class, when coll_peer_post() failed */
 };
 
 /* ---- synchronization (core.c) ---- */
@@ -155,6 +158,9 @@ void coll_publish_done(struct coll_ctx *x, struct coll_post *p, bool wake_all);
 /* Waits for member r's post of this call; NULL (and x->why set) when r made
  * a different collective call or gave another root. */
 const struct coll_post *coll_peer_post(struct coll_ctx *x, int r);
+/* After coll_peer_post(x, r) failed: counts the caller as done with r's
+ * post anyway, so that r does not wait for it forever. */
+void coll_peer_release(struct coll_ctx *x, int r);
 /* Counts the caller as a copy-in reader done with post p of member r. */
 void coll_read_done(struct coll_ctx *x, const struct coll_post *p, int r);
 

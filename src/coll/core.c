@@ -230,6 +230,33 @@ void coll_fence(struct coll_ctx *x)
 
 /* ---- publication ------------------------------------------------------- */
 
+#ifndef NDEBUG
+/* The type signature of a call whose data is count x type on every member
+ * (Bcast and the reductions but Reduce_scatter): checked in debug builds. */
+static void signature(const struct coll_ctx *x, const struct loom_coll_args *a, int *basic_p,
+                      size_t *elems_p)
+{
+    *basic_p = 0;
+    *elems_p = 0;
+    switch (x->kind) {
+    case LOOM_COLL_BCAST:
+    case LOOM_COLL_REDUCE:
+    case LOOM_COLL_ALLREDUCE:
+    case LOOM_COLL_SCAN:
+    case LOOM_COLL_EXSCAN:
+    case LOOM_COLL_REDUCE_SCATTER_BLOCK:
+        if (a->rtype) {
+            *basic_p = a->rtype->basic;
+            *elems_p = a->rcount * (size_t)a->rtype->nbasic;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+#endif
+
 struct coll_post *coll_publish_begin(struct coll_ctx *x)
 {
     int par = coll_ring_index(x);
@@ -241,6 +268,9 @@ struct coll_post *coll_publish_begin(struct coll_ctx *x)
     p->data = NULL;
     p->nbytes = 0;
     p->copied_in = false;
+#ifndef NDEBUG
+    signature(x, x->a, &p->sig_basic, &p->sig_elems);
+#endif
     return p;
 }
 
@@ -262,6 +292,7 @@ const struct coll_post *coll_peer_post(struct coll_ctx *x, int r)
                  "mismatched collective calls: rank %d called MPI_%s while rank %d called MPI_%s",
                  x->rank, loom_coll_name(x->kind), r, loom_coll_name((enum loom_coll_kind)p->kind));
         x->why = x->me->whybuf;
+        x->err = MPI_ERR_OTHER;
         return NULL;
     }
     if (LOOM_UNLIKELY(p->root != x->a->root)) {
@@ -269,9 +300,30 @@ const struct coll_post *coll_peer_post(struct coll_ctx *x, int r)
                  "mismatched roots in MPI_%s: rank %d gave root %d, rank %d gave root %d",
                  loom_coll_name(x->kind), x->rank, x->a->root, r, p->root);
         x->why = x->me->whybuf;
+        x->err = MPI_ERR_ROOT;
         return NULL;
     }
+#ifndef NDEBUG
+    int basic;
+    size_t elems;
+    signature(x, x->a, &basic, &elems);
+    if (LOOM_UNLIKELY(basic && p->sig_basic && (basic != p->sig_basic || elems != p->sig_elems))) {
+        snprintf(x->me->whybuf, sizeof x->me->whybuf,
+                 "mismatched type signatures in MPI_%s: rank %d has %zu elements of basic type "
+                 "0x%x, rank %d has %zu of 0x%x",
+                 loom_coll_name(x->kind), x->rank, elems, (unsigned)basic, r, p->sig_elems,
+                 (unsigned)p->sig_basic);
+        x->why = x->me->whybuf;
+        x->err = MPI_ERR_TYPE;
+        return NULL;
+    }
+#endif
     return p;
+}
+
+void coll_peer_release(struct coll_ctx *x, int r)
+{
+    coll_read_done(x, &x->sh->m[r].post[coll_ring_index(x)], r);
 }
 
 void coll_read_done(struct coll_ctx *x, const struct coll_post *p, int r)

@@ -39,7 +39,7 @@ static int gather(struct coll_ctx *x)
             const struct coll_post *p = coll_peer_post(x, r);
             size_t nb = p ? p->nbytes : 0;
             if (!p) {
-                e = MPI_ERR_OTHER;
+                e = x->err;
             } else if (!p->copied_in) {
                 e = coll_copy(x, (void *)d.buf, d.count, d.type, p->args.sbuf, p->args.scount,
                               p->args.stype);

@@ -256,9 +256,11 @@ static struct loom_op predefined[LOOM_NUM_PREDEFINED_OPS + 1] = {
     REALS(X, MIN)                                                                                  \
     UNSIGNED_INTS(X, SUM)                                                                          \
     REALS(X, SUM)                                                                                  \
-    COMPLEXES(X, SUM) UNSIGNED_INTS(X, UPROD) REALS(X, PROD) COMPLEXES(X, PROD)                    \
-        UNSIGNED_INTS(X, LAND) UNSIGNED_INTS(X, LOR) UNSIGNED_INTS(X, LXOR) UNSIGNED_INTS(X, BAND) \
-            UNSIGNED_INTS(X, BOR) UNSIGNED_INTS(X, BXOR) PAIRS(X, MAXLOC) PAIRS(X, MINLOC)
+    COMPLEXES(X, SUM)                                                                              \
+    UNSIGNED_INTS(X, UPROD)                                                                        \
+    REALS(X, PROD) COMPLEXES(X, PROD) UNSIGNED_INTS(X, LAND) UNSIGNED_INTS(X, LOR)                 \
+        UNSIGNED_INTS(X, LXOR) UNSIGNED_INTS(X, BAND) UNSIGNED_INTS(X, BOR) UNSIGNED_INTS(X, BXOR) \
+            PAIRS(X, MAXLOC) PAIRS(X, MINLOC)
 
 typedef void kernel2_fn(const void *in, void *inout, size_t n);
 typedef void kernel3_fn(const void *a, const void *b, void *out, size_t n);

@@ -42,7 +42,7 @@ int coll_reduce_direct(struct coll_ctx *x)
         }
         const struct coll_post *p = coll_peer_post(x, r);
         if (!p) {
-            rc = MPI_ERR_OTHER;
+            rc = x->err;
             in[r] = coll_input(a); /* keep going: release everybody */
             continue;
         }

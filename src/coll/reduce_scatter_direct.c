@@ -48,7 +48,7 @@ static int reduce_scatter(struct coll_ctx *x)
     for (int r = 0; r < n; r++) {
         const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
         if (!p) {
-            rc = MPI_ERR_OTHER;
+            rc = x->err;
             p = mine;
         }
         in[r] = p->data;

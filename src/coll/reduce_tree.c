@@ -28,7 +28,7 @@ int coll_reduce_tree(struct coll_ctx *x)
     for (int k = 0; k < nchild; k++) {
         const struct coll_post *p = coll_peer_post(x, child[k]);
         if (!p)
-            return MPI_ERR_OTHER;
+            return x->err;
         in[k + 1] = p->data;
     }
     const void *acc = in[0];
@@ -52,7 +52,7 @@ int coll_reduce_tree(struct coll_ctx *x)
         if (me == root) {
             const struct coll_post *q = coll_peer_post(x, 0);
             if (!q)
-                return MPI_ERR_OTHER;
+                return x->err;
             if (a->rcount)
                 loom_type_copy(a->rbuf, t, q->data, q->args.rtype, 0, a->rcount * t->size);
             coll_set(x, &sh->m[0].ready, x->seq, 0);

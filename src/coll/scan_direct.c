@@ -27,7 +27,7 @@ static int scan(struct coll_ctx *x, bool exclusive)
     for (int r = 0; r < upto; r++) {
         const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
         if (!p) {
-            rc = MPI_ERR_OTHER;
+            rc = x->err;
             p = mine;
         }
         in[r] = p->data;

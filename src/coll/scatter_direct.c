@@ -37,8 +37,10 @@ static int scatter(struct coll_ctx *x)
         return rc;
     }
     const struct coll_post *p = coll_peer_post(x, root);
-    if (!p)
-        return MPI_ERR_OTHER;
+    if (!p) {
+        coll_peer_release(x, root);
+        return x->err;
+    }
     if (p->copied_in) {
         size_t nb = p->nbytes;
         if (nb > a->rcount * a->rtype->size)
