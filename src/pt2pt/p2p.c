@@ -51,6 +51,8 @@ struct inbox_slot {
     char data[LOOM_P2P_INBOX_BYTES];
 } LOOM_ALIGNED_CL;
 _Static_assert(sizeof(struct inbox_slot) == LOOM_CACHE_LINE, "an inbox slot is one cache line");
+_Static_assert(offsetof(loom_req, status_tag) + sizeof(int) <= LOOM_CACHE_LINE,
+               "what a matching sender touches fits the request's first cache line");
 
 /* The matching state of one rank. */
 struct p2p_rank {
@@ -137,12 +139,24 @@ static inline int self_rank(void)
  * the same worker (one kernel thread: program order). */
 static inline void wake_rank(struct p2p_rank *p, bool same_worker)
 {
-    if (!atomic_load_explicit(&p->waiter,
-                              same_worker ? memory_order_relaxed : memory_order_seq_cst))
-        return;
-    struct loom_ult *u = atomic_exchange_explicit(&p->waiter, NULL, memory_order_acq_rel);
-    if (u)
-        loom_ult_wake(u);
+    struct loom_ult *u;
+    if (same_worker) {
+        /* The owner runs on our thread, so it is not between its
+         * registration and its last look; no read-modify-write needed. A
+         * waker on another worker may take the slot at the same time: both
+         * wake the owner, which only leaves it a permit. */
+        u = atomic_load_explicit(&p->waiter, memory_order_relaxed);
+        if (!u)
+            return;
+        atomic_store_explicit(&p->waiter, NULL, memory_order_relaxed);
+    } else {
+        if (!atomic_load_explicit(&p->waiter, memory_order_seq_cst))
+            return;
+        u = atomic_exchange_explicit(&p->waiter, NULL, memory_order_acq_rel);
+        if (!u)
+            return;
+    }
+    loom_ult_wake(u);
 }
 
 /* Completes r (its results are written) as world rank me. The owner may
@@ -584,12 +598,11 @@ static inline __attribute__((always_inline)) void rank_wait(struct p2p_rank *p, 
         loom_ult_park();
     }
 out:
-    if (registered) {
-        /* Leave the slot if it still names us: fewer stale wake-ups. */
-        struct loom_ult *expected = self;
-        atomic_compare_exchange_strong_explicit(&p->waiter, &expected, NULL, memory_order_relaxed,
-                                                memory_order_relaxed);
-    }
+    /* Leave the slot if it still names us: fewer stale wake-ups. Only we
+     * store ourselves there, so a load and a store do (a waker that takes
+     * the slot meanwhile leaves us a permit at worst). */
+    if (registered && atomic_load_explicit(&p->waiter, memory_order_relaxed) == self)
+        atomic_store_explicit(&p->waiter, NULL, memory_order_relaxed);
 }
 
 static bool req_cond(const void *arg)
