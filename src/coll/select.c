@@ -1,8 +1,14 @@
 /*
- * Choosing an algorithm per call: the cost model of each algorithm (its
- * file's header) evaluated with the machine parameters below, overridden by
- * LOOM_COLL_<COLLECTIVE>=<algorithm>; LOOM_COLL_VERBOSE=1 prints, on member
- * 0 of the communicator, the candidates, their predicted costs and the choice.
+ * Choosing an algorithm per call, first of:
+ *  - loom_coll_force() (tune.h: loom-tune's benchmark, at run time),
+ *  - LOOM_COLL_<COLLECTIVE>=<algorithm>,
+ *  - the machine's tuning table (tune.c), where an entry matches the call
+ *    and its algorithm applies,
+ *  - the cost model of each algorithm (its file's header) evaluated with the
+ *    machine parameters below: the cheapest applicable one.
+ * LOOM_COLL_VERBOSE=1 prints, on member 0 of the communicator, the
+ * candidates, their predicted costs and the choice (and why, when not the
+ * model's).
  *
  * The choice depends only on what every member of a call agrees on (the
  * collective, the member count, the message size, the topology, the
@@ -19,6 +25,7 @@
 #include <string.h>
 
 #include "coll/coll_impl.h"
+#include "coll/tune.h"
 #include "util/log.h"
 
 struct coll_model coll_model = {
@@ -39,6 +46,8 @@ static const struct coll_algorithm algorithms[] = {
 static struct {
     pthread_once_t once;
     const struct coll_algorithm *forced[LOOM_COLL_NKINDS];
+    /* loom_coll_force(): every rank sets the same value between barriers. */
+    _Atomic(const struct coll_algorithm *) override[LOOM_COLL_NKINDS];
     bool verbose;
 } cfg = {.once = PTHREAD_ONCE_INIT};
 
@@ -104,6 +113,19 @@ static void configure(void)
                            var, want, list);
         }
     }
+    coll_tuning_load();
+}
+
+const struct coll_algorithm *coll_algorithm_list(size_t *count_p)
+{
+    *count_p = LOOM_ARRAY_SIZE(algorithms);
+    return algorithms;
+}
+
+void coll_select_override(int kind, const struct coll_algorithm *alg)
+{
+    pthread_once(&cfg.once, configure);
+    atomic_store_explicit(&cfg.override[kind], alg, memory_order_relaxed);
 }
 
 size_t coll_call_bytes(const struct coll_ctx *x)
@@ -130,10 +152,16 @@ int coll_max_per_worker(const struct coll_shared *sh)
 const struct coll_algorithm *coll_select(struct coll_ctx *x)
 {
     pthread_once(&cfg.once, configure);
-    const struct coll_algorithm *forced = cfg.forced[x->kind];
+    const struct coll_algorithm *forced =
+        atomic_load_explicit(&cfg.override[x->kind], memory_order_relaxed);
+    if (!forced)
+        forced = cfg.forced[x->kind];
     if (forced && !cfg.verbose)
         return forced;
     size_t nbytes = coll_call_bytes(x);
+    const struct coll_algorithm *tuned = forced ? NULL : coll_tuning_lookup(x, nbytes);
+    if (tuned && !cfg.verbose)
+        return tuned;
     const struct coll_algorithm *best = NULL;
     double best_cost = 0;
     char line[512];
@@ -158,9 +186,14 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
                 best = &algorithms[i];
     if (forced)
         best = forced;
+    else if (tuned)
+        best = tuned;
     if (cfg.verbose && x->rank == 0)
         fprintf(stderr, "loom: MPI_%s on %d ranks, %zu bytes:%s -> %s%s\n", loom_coll_name(x->kind),
-                x->size, nbytes, line, best->name, forced ? " (forced)" : "");
+                x->size, nbytes, line, best->name,
+                forced  ? " (forced)"
+                : tuned ? " (tuning table)"
+                        : "");
     return best;
 }
 
@@ -179,4 +212,5 @@ void loom_coll_describe(void *file)
         fprintf(f, "  %-22s %-14s %s%s\n", loom_coll_name(a->kind), a->name, a->summary,
                 cfg.forced[a->kind] == a ? " [forced]" : "");
     }
+    coll_tuning_describe(f);
 }
