@@ -1,10 +1,9 @@
 /*
  * Allreduce for small vectors: every member packs its input into its post's
- * cell, then folds all N cells (in rank order) into its own buffer. One
- * round of flags, no fence; members count themselves as readers of each
- * cell so that a cell is not reused too early.
- * Cost: N * line (the cells) + N * m / copy.
- * Applies when m <= COLL_CELL and the type is contiguous.
+ * cell, then folds all N cells (in rank order) into its own buffer. One * round of flags, no fence;
+ * a cell is reused only once every member is done with the call that filled it (coll_impl.h,
+ * "Publication"). Cost: N * line (the cells) + N * m / copy. Applies when m <= COLL_CELL and the
+ * type is contiguous.
  */
 #include <stdlib.h>
 
@@ -13,14 +12,15 @@
 int coll_allreduce_allread(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int n = x->size, me = x->rank, par = coll_ring_index(x), rc = MPI_SUCCESS;
+    int n = x->size, me = x->rank, rc = MPI_SUCCESS;
     const struct loom_type *t = a->rtype;
     size_t nb = a->rcount * t->size;
     if (nb > COLL_CELL || !t->contig)
         return coll_allreduce_tiled(x); /* forced on a call it cannot do */
     struct coll_post *mine = coll_publish_begin(x);
     loom_type_pack(coll_post_cell(mine, nb), coll_input(a), t, 0, nb);
-    x->me->expect_reads[par] += (uint64_t)n - 1;
+    mine->nbytes = nb;
+    mine->copied_in = true;
     coll_publish_done(x, mine, true);
 
     const void *stack_in[16];
@@ -37,9 +37,6 @@ int coll_allreduce_allread(struct coll_ctx *x)
     }
     if (rc == MPI_SUCCESS && a->rcount)
         rc = coll_fold(x, a->op, t, in, n, a->rbuf, -1, 0, a->rcount);
-    for (int r = 0; r < n; r++)
-        if (r != me)
-            coll_read_done(x, &x->sh->m[r].post[par], r);
     if (in != stack_in)
         free(in);
     return rc;

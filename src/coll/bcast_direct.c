@@ -21,9 +21,10 @@ int coll_bcast_direct(struct coll_ctx *x)
         p->copied_in = n <= COLL_CELL;
         if (p->copied_in)
             loom_type_pack(coll_post_cell(p, n), a->rbuf, a->rtype, 0, n);
-        x->me->expect_reads[par] += (uint64_t)x->size - 1;
+        if (!p->copied_in)
+            x->me->expect_reads[par] += (uint64_t)x->size - 1;
         coll_publish_done(x, p, true);
-        if (n > COLL_CELL)
+        if (!p->copied_in)
             coll_wait(x, &p->reads, x->me->expect_reads[par]);
         return MPI_SUCCESS;
     }
@@ -41,7 +42,8 @@ int coll_bcast_direct(struct coll_ctx *x)
     else
         rc =
             coll_copy(x, a->rbuf, a->rcount, a->rtype, p->args.rbuf, p->args.rcount, p->args.rtype);
-    coll_read_done(x, p, root);
+    if (!p->copied_in)
+        coll_read_done(x, p, root);
     return rc;
 }
 

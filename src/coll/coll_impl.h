@@ -12,15 +12,19 @@
  *
  * Publication: a member publishes a call's arguments in post[seq % COLL_RING].
  * A member can run at most one call ahead of a reader of its post except when
- * an algorithm lets the publisher return before its readers are done (small
- * copy-in paths: a root may then run up to COLL_RING calls ahead); those
- * readers count themselves in post.reads and the publisher waits for them
- * before reusing that post.
+ * an algorithm lets the publisher return before its readers are done (small * copy-in paths: a root
+ * may then run up to COLL_RING calls ahead). Copy-in readers do nothing more than read: every
+ * member publishes the last call it is done with (member.finished, a plain store in its own line),
+ * and a publisher reuses a copy-in post only when every member is done with the call that used it
+ * (checked against a cached lower bound, so the other members' lines are read about once every
+ * COLL_RING calls). Readers of a publisher's own buffers count themselves in post.reads, and the
+ * publisher waits for them before it returns.
  */
 #ifndef LOOM_COLL_IMPL_H
 #define LOOM_COLL_IMPL_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "coll/coll.h"
@@ -49,7 +53,7 @@ struct coll_post {
     int root;
     size_t nbytes;  /* copy-in: bytes of data (per block for Scatter) */
     bool copied_in; /* the data is in the post; the publisher may be gone */
-    char inl[COLL_INLINE];
+    _Alignas(16) char inl[COLL_INLINE]; /* aligned for any basic type */
     /* Then what readers of the publisher's own buffers need. */
     struct loom_coll_args args LOOM_ALIGNED_CL;
     int sig_basic;    /* debug builds: the call's type signature (reductions, */
@@ -58,6 +62,9 @@ struct coll_post {
     _Atomic uint64_t reads LOOM_ALIGNED_CL; /* copy-in readers done with this post */
     char cell[COLL_CELL] LOOM_ALIGNED_CL;
 };
+
+_Static_assert(offsetof(struct coll_post, inl) + COLL_INLINE <= LOOM_CACHE_LINE,
+               "a small copy-in travels in the post's first line");
 
 /* Where copy-in data of n bytes (in all) goes in post p. */
 static inline char *coll_post_cell(const struct coll_post *p, size_t n)
@@ -68,9 +75,10 @@ static inline char *coll_post_cell(const struct coll_post *p, size_t n)
 /* A member's part of the shared state (one per member, cache-line apart). */
 struct coll_member {
     loom_waiter_slot waiter LOOM_ALIGNED_CL;
-    _Atomic uint64_t ready LOOM_ALIGNED_CL;                  /* algorithm-defined progress */
-    _Atomic uint64_t release LOOM_ALIGNED_CL;                /* set for this member by others */
-    _Atomic uint64_t progress LOOM_ALIGNED_CL;               /* pipelines: seq << 20 | chunks */
+    _Atomic uint64_t ready LOOM_ALIGNED_CL;    /* algorithm-defined progress */
+    _Atomic uint64_t release LOOM_ALIGNED_CL;  /* set for this member by others */
+    _Atomic uint64_t progress LOOM_ALIGNED_CL; /* pipelines: seq << 20 | chunks */
+    _Atomic uint64_t finished LOOM_ALIGNED_CL; /* last call this member is done with */
     _Atomic uint64_t round[COLL_MAX_ROUNDS] LOOM_ALIGNED_CL; /* dissemination */
     struct coll_post post[COLL_RING];
     /* Private to the member. */
@@ -78,7 +86,13 @@ struct coll_member {
     uint64_t expect_reads[COLL_RING]; /* copy-in readers to wait for, per post */
     uint64_t fences;                  /* coll_fence calls made */
     struct coll_runner *runner;       /* nonblocking calls' runner (task.c) */
-    void *scratch[3];                 /* grow-only */
+    uint64_t min_finished;            /* a lower bound of every member's finished */
+    struct coll_memo {                /* the selector's last choice per collective */
+        const struct coll_algorithm *alg;
+        size_t nbytes;
+        int root, flags;
+    } memo[LOOM_COLL_NKINDS];
+    void *scratch[3]; /* grow-only */
     size_t scratch_len[3];
     char whybuf[256];
 };
@@ -246,6 +260,8 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x);
 /* Queues the call x (its seq taken) for the member's runner; req completes
  * when it is done (task.c). */
 int coll_start(struct coll_ctx *x, struct LMPI_Request_s *req);
+/* Marks the caller done with call seq (after its last read of that call). */
+void coll_finish(struct coll_shared *sh, int rank, uint64_t seq);
 /* Waits until the member's queued nonblocking calls have run. */
 void coll_drain(struct coll_ctx *x);
 

@@ -257,10 +257,43 @@ static void signature(const struct coll_ctx *x, const struct loom_coll_args *a, 
 
 #endif
 
+void coll_finish(struct coll_shared *sh, int rank, uint64_t seq)
+{
+    atomic_store_explicit(&sh->m[rank].finished, seq, memory_order_release);
+}
+
+/* Waits until every member is done with call s (copy-in readers of a post
+ * reused now). Polls, yielding to the worker's other ranks: the members it
+ * waits for have all of their own work to do first. */
+static void wait_finished(struct coll_ctx *x, uint64_t s)
+{
+    if (x->me->min_finished >= s)
+        return;
+    for (unsigned spins = 0;; spins++) {
+        uint64_t min = UINT64_MAX;
+        for (int r = 0; r < x->size; r++)
+            if (r != x->rank) {
+                uint64_t f = atomic_load_explicit(&x->sh->m[r].finished, memory_order_acquire);
+                if (f < min)
+                    min = f;
+            }
+        if (min >= s) {
+            x->me->min_finished = min;
+            return;
+        }
+        if (loom_sched_others_ready() || (spins & 63) == 63)
+            loom_ult_yield();
+        else
+            loom_cpu_relax();
+    }
+}
+
 struct coll_post *coll_publish_begin(struct coll_ctx *x)
 {
     int par = coll_ring_index(x);
     struct coll_post *p = &x->me->post[par];
+    if (p->copied_in)
+        wait_finished(x, atomic_load_explicit(&p->seq, memory_order_relaxed));
     coll_wait(x, &p->reads, x->me->expect_reads[par]);
     p->kind = (int)x->kind;
     p->root = x->a->root;
@@ -484,6 +517,7 @@ int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct lo
     coll_drain(&x);
     const struct coll_algorithm *alg = coll_select(&x);
     int rc = alg->run(&x);
+    coll_finish(sh, x.rank, x.seq); /* x.seq: composite algorithms take two */
     *why = x.why;
     return rc;
 }

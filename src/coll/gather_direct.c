@@ -12,7 +12,7 @@
 static int gather(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int n = x->size, root = a->root, idx = coll_ring_index(x), rc = MPI_SUCCESS;
+    int n = x->size, root = a->root, rc = MPI_SUCCESS;
     if (x->rank != root) {
         size_t nb = a->scount * a->stype->size;
         struct coll_post *p = coll_publish_begin(x);
@@ -20,7 +20,6 @@ static int gather(struct coll_ctx *x)
         p->copied_in = nb <= COLL_CELL;
         if (p->copied_in) {
             loom_type_pack(coll_post_cell(p, nb), a->sbuf, a->stype, 0, nb);
-            x->me->expect_reads[idx] += 1;
         }
         coll_publish_done(x, p, false);
         coll_notify(x, root);
@@ -49,7 +48,6 @@ static int gather(struct coll_ctx *x)
                     e = coll_truncated(x, nb, d.count * d.type->size);
                 else
                     loom_type_unpack((void *)d.buf, d.type, coll_post_cell(p, nb), 0, nb);
-                coll_read_done(x, p, r);
             }
         }
         if (e && !rc)

@@ -15,14 +15,15 @@
 int coll_reduce_direct(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int n = x->size, root = a->root, idx = coll_ring_index(x);
+    int n = x->size, root = a->root;
     size_t nb = a->rcount * a->rtype->size;
     bool small = nb <= COLL_CELL && a->rtype->contig;
     if (x->rank != root) {
         struct coll_post *p = coll_publish_begin(x);
         if (small) {
             loom_type_pack(coll_post_cell(p, nb), coll_input(a), a->rtype, 0, nb);
-            x->me->expect_reads[idx] += 1;
+            p->nbytes = nb;
+            p->copied_in = true;
         }
         coll_publish_done(x, p, false);
         coll_notify(x, root);
@@ -50,14 +51,10 @@ int coll_reduce_direct(struct coll_ctx *x)
     }
     if (rc == MPI_SUCCESS)
         rc = coll_fold(x, a->op, a->rtype, in, n, a->rbuf, a->in_place ? root : -1, 0, a->rcount);
-    for (int r = 0; r < n; r++) {
-        if (r == root)
-            continue;
-        if (small)
-            coll_read_done(x, &x->sh->m[r].post[idx], r);
-        else
-            coll_set(x, &x->sh->m[r].release, x->seq, r);
-    }
+    if (!small) /* the others copied in and left already */
+        for (int r = 0; r < n; r++)
+            if (r != root)
+                coll_set(x, &x->sh->m[r].release, x->seq, r);
     if (in != stack_in)
         free(in);
     return rc;

@@ -25,7 +25,8 @@ static int scatter(struct coll_ctx *x)
                     loom_type_pack(coll_post_cell(p, block * (size_t)n) + (size_t)j * block, b.buf,
                                    b.type, 0, block);
                 }
-            x->me->expect_reads[par] += (uint64_t)n - 1;
+            if (!small)
+                x->me->expect_reads[par] += (uint64_t)n - 1;
             coll_publish_done(x, p, true);
         }
         if (!a->in_place) {
@@ -51,8 +52,8 @@ static int scatter(struct coll_ctx *x)
     } else {
         struct coll_block s = coll_send_block(x->kind, &p->args, p->args.sbuf, x->rank);
         rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, s.buf, s.count, s.type);
+        coll_read_done(x, p, root);
     }
-    coll_read_done(x, p, root);
     return rc;
 }
 

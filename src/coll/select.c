@@ -159,9 +159,17 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
     if (forced && !cfg.verbose)
         return forced;
     size_t nbytes = coll_call_bytes(x);
+    /* The choice depends on nothing else than this (and the communicator):
+     * remember the last one per collective. */
+    const struct loom_coll_args *a = x->a;
+    struct coll_memo *memo = &x->me->memo[x->kind];
+    int flags = (a->op && a->op->commutative) | (a->rtype && a->rtype->contig) << 1;
+    if (memo->alg && !cfg.verbose && memo->nbytes == nbytes && memo->root == a->root &&
+        memo->flags == flags)
+        return memo->alg;
     const struct coll_algorithm *tuned = forced ? NULL : coll_tuning_lookup(x, nbytes);
     if (tuned && !cfg.verbose)
-        return tuned;
+        return *memo = (struct coll_memo){tuned, nbytes, a->root, flags}, tuned;
     const struct coll_algorithm *best = NULL;
     double best_cost = 0;
     char line[512];
@@ -188,6 +196,8 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
         best = forced;
     else if (tuned)
         best = tuned;
+    if (!forced)
+        *memo = (struct coll_memo){best, nbytes, a->root, flags};
     if (cfg.verbose && x->rank == 0)
         fprintf(stderr, "loom: MPI_%s on %d ranks, %zu bytes:%s -> %s%s\n", loom_coll_name(x->kind),
                 x->size, nbytes, line, best->name,

@@ -93,6 +93,7 @@ static void run_task(struct coll_runner *rn, struct coll_task *t)
     };
     const struct coll_algorithm *alg = coll_select(&x);
     int rc = alg->run(&x);
+    coll_finish(sh, rn->rank, x.seq);
     t->req->status_error = rc;
 }
 
@@ -211,6 +212,7 @@ int coll_start(struct coll_ctx *x, loom_req *req)
         x->a = &t->args;
         const struct coll_algorithm *alg = coll_select(x);
         req->status_error = alg->run(x);
+        coll_finish(x->sh, x->rank, x->seq);
         task_release(t);
         loom_req_complete_async(req);
         return MPI_SUCCESS;

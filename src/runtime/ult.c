@@ -138,7 +138,9 @@ static struct {
     struct loom_ult *all;
 } g = {.all_lock = PTHREAD_MUTEX_INITIALIZER};
 
-static __thread struct worker *tls_worker;
+/* initial-exec: libloom is loaded with the program (mpiexec, or a program
+ * run directly), so its TLS is static and needs no __tls_get_addr call. */
+static __thread struct worker *tls_worker __attribute__((tls_model("initial-exec")));
 
 /* ---- futex ---------------------------------------------------------------- */
 
