@@ -125,7 +125,7 @@ static struct coll_runner *runner_get(struct coll_ctx *x)
     int worker = loom_sched_worker_self();
     if (!rk || worker < 0 || !loom_ult_self())
         return NULL; /* no scheduler (singleton): run in place */
-    if (!runners_of) {
+    if (!__atomic_load_n(&runners_of, __ATOMIC_ACQUIRE)) {
         /* Every rank allocates on first use; CAS so that one array wins. */
         struct coll_runner **arr = calloc((size_t)loom_job.nranks, sizeof *arr);
         if (!arr)
