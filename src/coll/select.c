@@ -44,6 +44,7 @@ static const struct coll_algorithm algorithms[] = {
 };
 
 static struct {
+    _Atomic bool ready; /* configure() ran: skips pthread_once on each call */
     pthread_once_t once;
     const struct coll_algorithm *forced[LOOM_COLL_NKINDS];
     /* loom_coll_force(): every rank sets the same value between barriers. */
@@ -51,7 +52,15 @@ static struct {
     bool verbose;
 } cfg = {.once = PTHREAD_ONCE_INIT};
 
+static void configure_body(void);
+
 static void configure(void)
+{
+    configure_body();
+    atomic_store_explicit(&cfg.ready, true, memory_order_release);
+}
+
+static void configure_body(void)
 {
     const char *v = getenv("LOOM_COLL_VERBOSE");
     cfg.verbose = v && *v && strcmp(v, "0") != 0;
@@ -151,7 +160,8 @@ int coll_max_per_worker(const struct coll_shared *sh)
 
 const struct coll_algorithm *coll_select(struct coll_ctx *x)
 {
-    pthread_once(&cfg.once, configure);
+    if (!atomic_load_explicit(&cfg.ready, memory_order_acquire))
+        pthread_once(&cfg.once, configure);
     const struct coll_algorithm *forced =
         atomic_load_explicit(&cfg.override[x->kind], memory_order_relaxed);
     if (!forced)

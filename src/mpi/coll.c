@@ -40,12 +40,15 @@ static int begin(struct call *k, const char *fn, MPI_Comm comm)
 static int check_type(const struct call *k, MPI_Datatype type, const char *what,
                       struct loom_type **t_p)
 {
+    struct loom_type *t = loom_type_get(type);
+    if (LOOM_LIKELY(t && t->committed)) {
+        *t_p = t;
+        return MPI_SUCCESS;
+    }
     char buf[160];
     const char *why = loom_type_problem(type, true, buf, sizeof buf);
-    if (why)
-        return loom_mpi_err(k->comm, MPI_ERR_TYPE, k->fn, "%s: %s", what, why);
-    *t_p = loom_type_get(type);
-    return MPI_SUCCESS;
+    return loom_mpi_err(k->comm, MPI_ERR_TYPE, k->fn, "%s: %s", what,
+                        why ? why : "unusable datatype");
 }
 
 static int check_count(const struct call *k, int count, const char *what)
@@ -91,10 +94,12 @@ static int check_op(const struct call *k, MPI_Op op, const struct loom_type *t,
                     struct loom_op **op_p)
 {
     char buf[160];
-    const char *why = loom_op_handle_problem(op, buf, sizeof buf);
-    if (why)
-        return loom_mpi_err(k->comm, MPI_ERR_OP, k->fn, "the operation %s", why);
     struct loom_op *o = loom_op_get(op);
+    /* Predefined ops need no more checks; user ops must be the caller's. */
+    const char *why = o && o->number ? NULL : loom_op_handle_problem(op, buf, sizeof buf);
+    if (why || !o)
+        return loom_mpi_err(k->comm, MPI_ERR_OP, k->fn, "the operation %s",
+                            why ? why : "is not usable");
     why = loom_op_problem(o, t, buf, sizeof buf);
     if (why)
         return loom_mpi_err(k->comm, MPI_ERR_OP, k->fn, "%s", why);
