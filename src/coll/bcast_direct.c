@@ -3,8 +3,11 @@
  * buffer into its own. Up to COLL_CELL bytes the root first packs the data
  * into its post's cell and returns at once (copy-in; readers unpack from
  * the cell and the root waits for them only when it reuses that cell).
- * Cost: line + m / copy (large: N readers share the root's memory:
- * m * max(1 / copy, (N - 1) / mem)); small: 2 * line + N * line (flag reads).
+ * Cost: line + m / copy (large: the readers running at once share the
+ * root's memory: m * max(1 / copy, min(N - 1, W) / mem), W the workers the
+ * members run on); small: 2 * line + N * line (flag reads).
+ * (Readers at once were N - 1; loom-tune on 2 cores, 2026-11-23, measured
+ * direct fastest at 8 and 16 ranks where the model took twostage/pipeline.)
  */
 #include "coll/coll_impl.h"
 
@@ -53,6 +56,7 @@ double coll_bcast_direct_cost(const struct coll_ctx *x, size_t nbytes)
     double readers = x->size - 1;
     if (nbytes <= COLL_CELL)
         return (2 + readers) * m->line_s + nbytes / m->copy_bps;
-    double per_reader = 1 / m->copy_bps, shared = readers / m->mem_bps;
+    double at_once = readers < x->sh->nlocal ? readers : x->sh->nlocal;
+    double per_reader = 1 / m->copy_bps, shared = at_once / m->mem_bps;
     return m->line_s + nbytes * (per_reader > shared ? per_reader : shared);
 }

@@ -3,7 +3,11 @@
  * the root; each copies chunk c from its predecessor's buffer as soon as the
  * predecessor has it, so N - 1 copies overlap and each reads from a
  * neighbour (cache- and NUMA-near) rather than all from the root.
- * Cost: (N - 1 + chunks - 1) * (line + chunk / copy).
+ * Cost: (N - 1 + chunks - 1) * (line + chunk / copy) + 3 (N - 1) * line,
+ * but at least (N - 1) * m / (min(N - 1, W) * copy): only the W workers the
+ * members run on copy at once, so with many ranks per worker the chain's
+ * copies queue up (measured by loom-tune on 2 cores, 2026-11-23: 8 and 16
+ * ranks, 512 KiB and 1 MiB, pipeline 3-5x slower than direct).
  */
 #include "coll/coll_impl.h"
 
@@ -81,5 +85,8 @@ double coll_bcast_pipeline_cost(const struct coll_ctx *x, size_t nbytes)
     double step = m->line_s + (nbytes < chunk ? nbytes : chunk) / m->copy_bps;
     /* + each hop's handshake (post, progress, acknowledgement): the root
      * waits for its successor, unlike a small one-stage broadcast. */
-    return (x->size - 1 + chunks - 1) * step + 3 * (x->size - 1) * m->line_s;
+    double hops = x->size - 1, at_once = hops < x->sh->nlocal ? hops : x->sh->nlocal;
+    double chain = (hops + chunks - 1) * step,
+           queued = at_once > 0 ? hops * nbytes / (at_once * m->copy_bps) : 0;
+    return (chain > queued ? chain : queued) + 3 * hops * m->line_s;
 }

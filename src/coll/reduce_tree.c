@@ -6,6 +6,12 @@
  * result, which it folds straight into the root's buffer when it is the root,
  * else the root copies it from member 0.
  * Cost: ceil(log2 N) * (line + 2 m / copy) (+ m / copy when root != 0).
+ * With several members per worker (per = most on one worker, W workers):
+ * the N - 1 folds of 2 m run on W workers, so 2 m / copy counts
+ * max(ceil(log2 N), (N - 1) / W) times, and each level parks and wakes
+ * about per members: + ceil(log2 N) * per * local_wake. (Measured by
+ * loom-tune on 2 cores, 2026-11-23: 8 and 16 ranks up to 512 B, tree 5-10x
+ * slower than direct's copy-in, which the model had the other way round.)
  */
 #include <math.h>
 
@@ -71,6 +77,10 @@ double coll_reduce_tree_cost(const struct coll_ctx *x, size_t nbytes)
 {
     const struct coll_model *m = &coll_model;
     double depth = x->size > 1 ? ceil(log2((double)x->size)) : 0;
-    return depth * (m->line_s + 2 * nbytes / m->copy_bps) +
+    double folds = depth, w = x->sh->nlocal, per = coll_max_per_worker(x->sh);
+    if (x->size > 1 && (x->size - 1) / w > folds)
+        folds = (x->size - 1) / w;
+    return depth * m->line_s + folds * 2 * nbytes / m->copy_bps +
+           (per > 1 ? depth * per * m->local_wake_s : 0) +
            (x->a->root != 0 ? nbytes / m->copy_bps : 0);
 }
