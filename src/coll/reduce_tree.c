@@ -5,7 +5,8 @@
  * consecutive range of ranks) into an accumulator; member 0 ends with the
  * result, which it folds straight into the root's buffer when it is the root,
  * else the root copies it from member 0.
- * Cost: ceil(log2 N) * (line + 2 m / copy) (+ m / copy when root != 0).
+ * Cost: ceil(log2 N) * (2 * line + 2 m / copy) (+ m / copy when root != 0):
+ * per level the child's post and the parent's release (was one line).
  * With several members per worker (per = most on one worker, W workers):
  * the N - 1 folds of 2 m run on W workers, so 2 m / copy counts
  * max(ceil(log2 N), (N - 1) / W) times, and each level parks and wakes
@@ -80,7 +81,7 @@ double coll_reduce_tree_cost(const struct coll_ctx *x, size_t nbytes)
     double folds = depth, w = x->sh->nlocal, per = coll_max_per_worker(x->sh);
     if (x->size > 1 && (x->size - 1) / w > folds)
         folds = (x->size - 1) / w;
-    return depth * m->line_s + folds * 2 * nbytes / m->copy_bps +
+    return 2 * depth * m->line_s + folds * 2 * nbytes / m->copy_bps +
            (per > 1 ? depth * per * m->local_wake_s : 0) +
            (x->a->root != 0 ? nbytes / m->copy_bps : 0);
 }
