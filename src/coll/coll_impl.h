@@ -51,8 +51,8 @@ struct coll_post {
     _Atomic uint64_t seq LOOM_ALIGNED_CL; /* the call published here */
     int kind;                             /* enum loom_coll_kind: mismatches are caught */
     int root;
-    size_t nbytes;  /* copy-in: bytes of data (per block for Scatter) */
-    bool copied_in; /* the data is in the post; the publisher may be gone */
+    size_t nbytes;                      /* copy-in: bytes of data (per block for Scatter) */
+    bool copied_in;                     /* the data is in the post; the publisher may be gone */
     _Alignas(16) char inl[COLL_INLINE]; /* aligned for any basic type */
     /* Then what readers of the publisher's own buffers need. */
     struct loom_coll_args args LOOM_ALIGNED_CL;

@@ -247,20 +247,29 @@ static struct loom_op predefined[LOOM_NUM_PREDEFINED_OPS + 1] = {
 #define E_MINLOC(a, b) ((a).v < (b).v || ((a).v == (b).v && (a).i < (b).i) ? (a) : (b))
 
 /* The (operation, element type) pairs that have kernels. */
-#define KERNELS(X)                                                                                 \
-    SIGNED_INTS(X, MAX)                                                                            \
-    UNSIGNED_INTS(X, MAX)                                                                          \
-    REALS(X, MAX)                                                                                  \
-    SIGNED_INTS(X, MIN)                                                                            \
-    UNSIGNED_INTS(X, MIN)                                                                          \
-    REALS(X, MIN)                                                                                  \
-    UNSIGNED_INTS(X, SUM)                                                                          \
-    REALS(X, SUM)                                                                                  \
-    COMPLEXES(X, SUM)                                                                              \
-    UNSIGNED_INTS(X, UPROD)                                                                        \
-    REALS(X, PROD) COMPLEXES(X, PROD) UNSIGNED_INTS(X, LAND) UNSIGNED_INTS(X, LOR)                 \
-        UNSIGNED_INTS(X, LXOR) UNSIGNED_INTS(X, BAND) UNSIGNED_INTS(X, BOR) UNSIGNED_INTS(X, BXOR) \
-            PAIRS(X, MAXLOC) PAIRS(X, MINLOC)
+// clang-format off
+#define KERNELS(X) \
+    SIGNED_INTS(X, MAX) \
+    UNSIGNED_INTS(X, MAX) \
+    REALS(X, MAX) \
+    SIGNED_INTS(X, MIN) \
+    UNSIGNED_INTS(X, MIN) \
+    REALS(X, MIN) \
+    UNSIGNED_INTS(X, SUM) \
+    REALS(X, SUM) \
+    COMPLEXES(X, SUM) \
+    UNSIGNED_INTS(X, UPROD) \
+    REALS(X, PROD) \
+    COMPLEXES(X, PROD) \
+    UNSIGNED_INTS(X, LAND) \
+    UNSIGNED_INTS(X, LOR) \
+    UNSIGNED_INTS(X, LXOR) \
+    UNSIGNED_INTS(X, BAND) \
+    UNSIGNED_INTS(X, BOR) \
+    UNSIGNED_INTS(X, BXOR) \
+    PAIRS(X, MAXLOC) \
+    PAIRS(X, MINLOC)
+// clang-format on
 
 typedef void kernel2_fn(const void *in, void *inout, size_t n);
 typedef void kernel3_fn(const void *a, const void *b, void *out, size_t n);

@@ -31,9 +31,9 @@
  * Waiting: only a rank's own ULT waits for its requests (one waiter per
  * rank). It spins while alone on its worker, merging its inbox, else parks
  * in its one per-rank waiter slot; whoever completes one of its requests,
- * fills its inbox or queues an unexpected message for it wakes it in O(1). Waits must go through loom_req_wait,
- * loom_req_wait_any or loom_p2p_probe_wait, and polling through
- * loom_req_test, so that the inbox is merged.
+ * fills its inbox or queues an unexpected message for it wakes it in O(1). Waits must go through
+ * loom_req_wait, loom_req_wait_any or loom_p2p_probe_wait, and polling through loom_req_test, so
+ * that the inbox is merged.
  *
  * Depends on: util, runtime, datatype, comm.
  */
