@@ -49,8 +49,16 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
     double bar = MPI_Wtime() - t0;
 
+    /* A small allreduce: the ranks of a core combine first, then one per core. */
+    long sum = 0, mine = rank + 1;
+    t0 = MPI_Wtime();
+    for (int i = 0; i < 1000; i++)
+        MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    double ared = MPI_Wtime() - t0;
+    int sum_ok = sum == (long)size * (size + 1) / 2;
+
     /* Every rank still sees its own global, after all that switching. */
-    int ok = my_rank_copy == rank, all_ok = 1;
+    int ok = my_rank_copy == rank && sum_ok, all_ok = 1;
     if (rank != 0) {
         MPI_Send(&ok, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
     } else {
@@ -61,6 +69,8 @@ int main(int argc, char **argv)
         printf("token ring: %d laps x %d hops, %.2f us per hop (token = %d, expected %d)\n", laps,
                size, ring * 1e6 / ((double)laps * size), token, laps * (size - 1));
         printf("barrier: %.2f us per MPI_Barrier on %d ranks\n", bar * 1e6 / 1000, size);
+        printf("allreduce: %.2f us per 8-byte MPI_Allreduce on %d ranks (sum %ld, %s)\n",
+               ared * 1e6 / 1000, size, sum, sum_ok ? "right" : "WRONG");
         printf("per-rank globals: %s\n", all_ok ? "every rank kept its own copy" : "BROKEN");
     }
     MPI_Finalize();
