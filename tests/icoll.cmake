@@ -18,3 +18,7 @@ add_test(NAME loom_info COMMAND ${EXPECT} --out "Topology: 2 package.*4 NUMA nod
          --out "worker 4: .* numa 1," --out "Allreduce +perworker" --out "Bcast +pipeline .*\\[forced\\]"
          -- env "HWLOC_SYNTHETIC=pack:2 numa:2 core:4 pu:1" LOOM_COLL_BCAST=pipeline
             ${CMAKE_BINARY_DIR}/bin/loom-info -n 16)
+# Fewer ranks than cores, mapped by NUMA node: one worker in each node.
+add_test(NAME loom_info_map_by_numa COMMAND ${EXPECT} --out "worker 0: .* numa 0," --out "worker 1: .* numa 1,"
+         --out "worker 2: .* numa 2," --out "worker 3: .* numa 3,"
+         -- env "HWLOC_SYNTHETIC=pack:2 numa:2 core:4 pu:1" ${CMAKE_BINARY_DIR}/bin/loom-info -n 4 --map-by numa)

@@ -149,15 +149,51 @@ int loom_topo_place(int nranks, int nworkers, enum loom_map map, enum loom_bind 
         pl->domain[l] = calloc((size_t)nworkers, sizeof(int));
     if (!pl->worker_of_rank || !pl->cpu_of_worker || !pl->domain[LOOM_NLEVELS - 1])
         goto err_free;
-    /* Worker w runs on core w mod ncores (more workers than cores share). */
+    enum loom_level lv = map_level(map);
+    /* Worker w runs on core w mod ncores (more workers than cores share).
+     * Fewer workers than cores, mapped by a domain: the workers' cores are
+     * dealt round-robin over the domains (then kept in logical order), so
+     * that 4 workers mapped by NUMA node get one core in each of 4 nodes. */
+    int *core_of_worker = malloc((size_t)nworkers * sizeof(int));
+    if (!core_of_worker)
+        goto err_free;
+    for (int w = 0; w < nworkers; w++)
+        core_of_worker[w] = w % ncores;
+    if (lv != LOOM_LEVEL_CORE && nworkers < ncores) {
+        int *dom = malloc((size_t)ncores * sizeof(int));
+        char *taken = calloc((size_t)ncores, 1);
+        if (!dom || !taken) {
+            free(dom), free(taken), free(core_of_worker);
+            goto err_free;
+        }
+        int ndom = 0;
+        for (int c = 0; c < ncores; c++) {
+            dom[c] = domain_of(hwloc_get_obj_by_type(topo, wt, (unsigned)c), lv);
+            if (dom[c] + 1 > ndom)
+                ndom = dom[c] + 1;
+        }
+        /* Round r takes the first free core of every domain in turn. */
+        for (int got = 0; got < nworkers;)
+            for (int d = 0; d < ndom && got < nworkers; d++)
+                for (int c = 0; c < ncores; c++)
+                    if (dom[c] == d && !taken[c]) {
+                        taken[c] = 1;
+                        got++;
+                        break;
+                    }
+        for (int c = 0, w = 0; c < ncores; c++)
+            if (taken[c])
+                core_of_worker[w++] = c;
+        free(dom), free(taken);
+    }
     for (int w = 0; w < nworkers; w++) {
-        hwloc_obj_t core = hwloc_get_obj_by_type(topo, wt, (unsigned)(w % ncores));
+        hwloc_obj_t core = hwloc_get_obj_by_type(topo, wt, (unsigned)core_of_worker[w]);
         hwloc_obj_t pu = hwloc_get_obj_inside_cpuset_by_type(topo, core->cpuset, HWLOC_OBJ_PU, 0);
         pl->cpu_of_worker[w] = (bind == LOOM_BIND_CORE && topo_real && pu) ? (int)pu->os_index : -1;
         for (int l = 0; l < LOOM_NLEVELS; l++)
             pl->domain[l][w] = domain_of(core, (enum loom_level)l);
     }
-    enum loom_level lv = map_level(map);
+    free(core_of_worker);
     if (lv == LOOM_LEVEL_CORE) {
         /* Blocks of consecutive ranks on consecutive workers. */
         for (int r = 0; r < nranks; r++)
