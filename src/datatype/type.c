@@ -71,6 +71,7 @@ static struct dt_priv pre_priv[NPRE];
 static struct loom_type_block pre_blocks[NPRE][2];
 static size_t pre_starts[NPRE][2];
 static pthread_once_t pre_once = PTHREAD_ONCE_INIT;
+static _Atomic bool pre_ready; /* pre_init ran: no pthread_once on each lookup */
 static pthread_mutex_t pre_name_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void pre_set(MPI_Datatype h, const char *name, size_t size, size_t align, size_t first,
@@ -175,7 +176,10 @@ struct loom_type *loom_type_get(MPI_Datatype h)
         unsigned n = LOOM_HANDLE_INDEX(h);
         if (n == 0 || n > LOOM_NUM_PREDEFINED_TYPES)
             return NULL;
-        pthread_once(&pre_once, pre_init);
+        if (LOOM_UNLIKELY(!atomic_load_explicit(&pre_ready, memory_order_acquire))) {
+            pthread_once(&pre_once, pre_init);
+            atomic_store_explicit(&pre_ready, true, memory_order_release);
+        }
         return &pre_types[n];
     }
     return loom_handle_get(LOOM_KIND_DATATYPE, h);
