@@ -497,15 +497,17 @@ const char *loom_coll_name(enum loom_coll_kind kind)
     return (unsigned)kind < LOOM_COLL_NKINDS ? names[kind] : "?";
 }
 
-int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
-                  const char **why)
+/* A call's context: the communicator's collective state (created on first
+ * use) and the call's place in the communicator's order. */
+static int ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                     struct coll_ctx *x, const char **why)
 {
     struct coll_shared *sh = shared_get(c->sh);
     if (!sh) {
         *why = "out of memory for the communicator's collective state";
         return MPI_ERR_NO_MEM;
     }
-    struct coll_ctx x = {
+    *x = (struct coll_ctx){
         .sh = sh,
         .me = &sh->m[c->rank],
         .rank = c->rank,
@@ -513,11 +515,21 @@ int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct lo
         .kind = kind,
         .a = a,
     };
-    x.seq = ++x.me->seq;
+    x->seq = ++x->me->seq;
+    return MPI_SUCCESS;
+}
+
+int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                  const char **why)
+{
+    struct coll_ctx x;
+    int rc = ctx_begin(c, kind, a, &x, why);
+    if (rc)
+        return rc;
     coll_drain(&x);
     const struct coll_algorithm *alg = coll_select(&x);
-    int rc = alg->run(&x);
-    coll_finish(sh, x.rank, x.seq); /* x.seq: composite algorithms take two */
+    rc = alg->run(&x);
+    coll_finish(x.sh, x.rank, x.seq); /* x.seq: composite algorithms take two */
     *why = x.why;
     return rc;
 }
@@ -525,21 +537,11 @@ int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct lo
 int loom_coll_start(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
                     struct LMPI_Request_s *req, const char **why)
 {
-    struct coll_shared *sh = shared_get(c->sh);
-    if (!sh) {
-        *why = "out of memory for the communicator's collective state";
-        return MPI_ERR_NO_MEM;
-    }
-    struct coll_ctx x = {
-        .sh = sh,
-        .me = &sh->m[c->rank],
-        .rank = c->rank,
-        .size = sh->size,
-        .kind = kind,
-        .a = a,
-    };
-    x.seq = ++x.me->seq;
-    int rc = coll_start(&x, req);
+    struct coll_ctx x;
+    int rc = ctx_begin(c, kind, a, &x, why);
+    if (rc)
+        return rc;
+    rc = coll_start(&x, req);
     *why = x.why;
     return rc;
 }
