@@ -321,6 +321,14 @@ def run_cmd(cmd, env, timeout):
         except ProcessLookupError:
             out, err = p.communicate()
         rc = None
+    except BaseException:
+        # The driver is interrupted (Ctrl-C, SIGTERM): take the running
+        # benchmark's whole process group down with it, ranks included.
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        raise
     return rc, out or "", err or "", time.monotonic() - t0
 
 
@@ -688,6 +696,8 @@ def run_bench(mpi, build, bench, n, mode, rep, args, emit):
 
 
 if __name__ == "__main__":
+    # SIGTERM ends the driver like Ctrl-C, so that run_cmd cleans up.
+    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))
     try:
         sys.exit(main())
     except KeyboardInterrupt:
