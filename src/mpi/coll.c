@@ -5,6 +5,7 @@
  * Arguments that are bad on every rank raise the error on every rank before
  * any synchronization, so nobody is left waiting.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "coll/coll.h"
@@ -59,20 +60,25 @@ static int check_count(const struct call *k, int count, const char *what)
 }
 
 /* A buffer of count x type (count already checked). */
-static int check_buf(const struct call *k, const void *buf, int count, MPI_Datatype type,
-                     const char *what, struct loom_type **t_p)
+/* The address of a buffer of count x t (both already checked). */
+static int check_ptr(const struct call *k, const void *buf, int count, const struct loom_type *t,
+                     const char *what)
 {
-    int rc = check_type(k, type, what, t_p);
-    if (rc)
-        return rc;
     if (buf == MPI_IN_PLACE)
         return loom_mpi_err(k->comm, MPI_ERR_BUFFER, k->fn, "%s: MPI_IN_PLACE is not allowed here",
                             what);
-    if (!buf && count > 0 && (*t_p)->size > 0 && (*t_p)->true_lb == 0)
+    if (!buf && count > 0 && t->size > 0 && t->true_lb == 0)
         return loom_mpi_err(k->comm, MPI_ERR_BUFFER, k->fn,
                             "%s is NULL for %d elements of a datatype with relative displacements",
                             what, count);
     return MPI_SUCCESS;
+}
+
+static int check_buf(const struct call *k, const void *buf, int count, MPI_Datatype type,
+                     const char *what, struct loom_type **t_p)
+{
+    int rc = check_type(k, type, what, t_p);
+    return rc ? rc : check_ptr(k, buf, count, *t_p, what);
 }
 
 static int check_counted_buf(const struct call *k, const void *buf, int count, MPI_Datatype type,
@@ -295,25 +301,21 @@ static int check_types(const struct call *k, const int *counts, const int *displ
     if (!types)
         return loom_mpi_err(k->comm, MPI_ERR_ARG, k->fn, "the %s datatypes are NULL", what);
     for (int i = 0; i < k->size; i++) {
-        char buf[160];
-        const char *why = loom_type_problem(types[i], true, buf, sizeof buf);
-        if (why)
-            return loom_mpi_err(k->comm, MPI_ERR_TYPE, k->fn, "%s datatype for rank %d: %s", what,
-                                i, why);
-        out[i] = loom_type_get(types[i]);
+        char which[64];
+        snprintf(which, sizeof which, "%s datatype for rank %d", what, i);
+        if ((rc = check_type(k, types[i], which, &out[i])))
+            return rc;
     }
     return MPI_SUCCESS;
 }
 
-/* The reductions: count x datatype on both sides, one op. in_place_ok:
- * whether this rank may pass MPI_IN_PLACE. */
-static int reduction(struct call *k, const char *fn, MPI_Comm comm, const void *sendbuf,
-                     void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                     bool rooted, struct loom_coll_args *a)
+/* The reductions' arguments (the call begun): count x datatype on both
+ * sides, one op; rooted: only the root's receive buffer is significant. */
+static int reduction(struct call *k, const void *sendbuf, void *recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, int root, bool rooted,
+                     struct loom_coll_args *a)
 {
-    int rc = begin(k, fn, comm);
-    if (!rc && rooted)
-        rc = check_root(k, root);
+    int rc = rooted ? check_root(k, root) : MPI_SUCCESS;
     if (rc)
         return rc;
     bool recv_significant = !rooted || k->c->rank == root;
@@ -329,14 +331,14 @@ static int reduction(struct call *k, const char *fn, MPI_Comm comm, const void *
         return rc;
     a->stype = a->rtype;
     if (!a->in_place)
-        rc = check_buf(k, sendbuf, count, datatype, "the send buffer", &a->stype);
+        rc = check_ptr(k, sendbuf, count, a->rtype, "the send buffer");
     if (!rc && recv_significant)
-        rc = check_buf(k, recvbuf, count, datatype, "the receive buffer", &a->rtype);
+        rc = check_ptr(k, recvbuf, count, a->rtype, "the receive buffer");
     if (!rc)
         rc = check_op(k, op, a->rtype, &a->op);
     if (!rc && recv_significant && !a->in_place && count > 0 && sendbuf == recvbuf &&
         a->rtype->size > 0)
-        rc = loom_mpi_err(comm, MPI_ERR_BUFFER, fn,
+        rc = loom_mpi_err(k->comm, MPI_ERR_BUFFER, k->fn,
                           "the send and receive buffers are the same (use MPI_IN_PLACE)");
     return rc;
 }
@@ -381,7 +383,9 @@ static int reduce_like(const char *fn, const void *sendbuf, void *recvbuf, int c
 {
     struct call k;
     struct loom_coll_args a = {0};
-    int rc = reduction(&k, fn, comm, sendbuf, recvbuf, count, datatype, op, root, rooted, &a);
+    int rc = begin(&k, fn, comm);
+    if (!rc)
+        rc = reduction(&k, sendbuf, recvbuf, count, datatype, op, root, rooted, &a);
     return rc ? rc : run(&k, kind, &a, request);
 }
 
@@ -400,8 +404,7 @@ static int reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
             return loom_mpi_err(comm, MPI_ERR_COUNT, k.fn,
                                 "receive count %d (for rank %d) is negative", recvcounts[i], i);
     struct loom_coll_args a = {0};
-    rc = reduction(&k, fn, comm, sendbuf, recvbuf, recvcounts[k.c->rank], datatype, op, 0, false,
-                   &a);
+    rc = reduction(&k, sendbuf, recvbuf, recvcounts[k.c->rank], datatype, op, 0, false, &a);
     a.rcounts = recvcounts;
     return rc ? rc : run(&k, LOOM_COLL_REDUCE_SCATTER, &a, request);
 }
