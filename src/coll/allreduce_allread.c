@@ -5,14 +5,12 @@
  * "Publication"). Cost: N * line (the cells) + N * m / copy. Applies when m <= COLL_CELL and the
  * type is contiguous.
  */
-#include <stdlib.h>
 
 #include "coll/coll_impl.h"
 
 int coll_allreduce_allread(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int n = x->size, me = x->rank, rc = MPI_SUCCESS;
     const struct loom_type *t = a->rtype;
     size_t nb = a->rcount * t->size;
     if (nb > COLL_CELL || !t->contig)
@@ -23,22 +21,10 @@ int coll_allreduce_allread(struct coll_ctx *x)
     mine->copied_in = true;
     coll_publish_done(x, mine, true);
 
-    const void *stack_in[16];
-    const void **in = n <= 16 ? stack_in : malloc((size_t)n * sizeof *in);
-    if (!in)
-        return MPI_ERR_NO_MEM;
-    for (int r = 0; r < n; r++) {
-        const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
-        if (!p) {
-            rc = x->err;
-            p = mine;
-        }
-        in[r] = coll_post_cell(p, nb) - t->true_lb; /* the packed cell as a buffer of type t */
-    }
+    const void *const *in;
+    int rc = coll_collect(x, x->size, coll_post_cell(mine, nb) - t->true_lb, COLL_PICK_CELL, &in);
     if (rc == MPI_SUCCESS && a->rcount)
-        rc = coll_fold(x, a->op, t, in, n, a->rbuf, -1, 0, a->rcount);
-    if (in != stack_in)
-        free(in);
+        rc = coll_fold(x, a->op, t, in, x->size, a->rbuf, -1, 0, a->rcount);
     return rc;
 }
 

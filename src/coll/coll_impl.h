@@ -86,8 +86,10 @@ struct coll_member {
     uint64_t expect_reads[COLL_RING]; /* copy-in readers to wait for, per post */
     uint64_t fences;                  /* coll_fence calls made */
     struct coll_runner *runner;       /* nonblocking calls' runner (task.c) */
-    uint64_t min_finished;            /* a lower bound of every member's finished */
-    struct coll_memo {                /* the selector's last choice per collective */
+    const void **inputs;              /* coll_collect()'s array, grow-only */
+    int inputs_cap;
+    uint64_t min_finished; /* a lower bound of every member's finished */
+    struct coll_memo {     /* the selector's last choice per collective */
         const struct coll_algorithm *alg;
         size_t nbytes;
         int root, flags;
@@ -192,6 +194,20 @@ void *coll_scratch(struct coll_ctx *x, int which, size_t len);
  * MPI_ERR_TRUNCATE when it does not fit. */
 int coll_copy(struct coll_ctx *x, void *dst, size_t dcount, struct loom_type *dt, const void *src,
               size_t scount, struct loom_type *st);
+
+/* What coll_collect() takes from each peer's post. */
+enum coll_pick {
+    COLL_PICK_INPUT, /* the reduction input it published (coll_input of its args) */
+    COLL_PICK_DATA,  /* post.data (a snapshot or an accumulator) */
+    COLL_PICK_CELL,  /* its copied-in rcount x rtype, as a buffer of rtype */
+};
+/* Waits for the posts of members 0..n-1 of this call and sets (*in_p)[r] to
+ * what `pick` takes from member r's post; the caller's own entry (if
+ * x->rank < n) is self. A peer whose post does not match this call gets
+ * self too, and its error class is returned; MPI_ERR_NO_MEM when the
+ * array cannot grow. The array is the caller's until its next call. */
+int coll_collect(struct coll_ctx *x, int n, const void *self, enum coll_pick pick,
+                 const void *const **in_p);
 
 /* Sets x->why for a message of n bytes arriving in a buffer of cap bytes and
  * returns MPI_ERR_TRUNCATE. */

@@ -17,9 +17,11 @@ static void shared_free(struct coll_shared *sh)
     if (!sh)
         return;
     if (sh->m)
-        for (int i = 0; i < sh->size; i++)
+        for (int i = 0; i < sh->size; i++) {
             for (int k = 0; k < 3; k++)
                 free(sh->m[i].scratch[k]);
+            free(sh->m[i].inputs);
+        }
     free(sh->m);
     if (sh->local)
         for (int g = 0; g < sh->nlocal; g++) {
@@ -126,6 +128,10 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
         struct coll_local *l = &sh->local[sh->local_of[i]];
         l->members[l->size++] = i;
     }
+    sh->max_per_worker = 1;
+    for (int g = 0; g < sh->nlocal; g++)
+        if (sh->local[g].size > sh->max_per_worker)
+            sh->max_per_worker = sh->local[g].size;
     for (int g = 0; g < sh->ngroups; g++)
         sh->leader[g] = -1;
     for (int i = 0; i < n; i++)
@@ -138,18 +144,6 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
                 sh->order[k++] = i;
     for (int i = 0; i < n; i++)
         sh->pos[sh->order[i]] = i;
-    /* order groups members of a worker together when groups are workers;
-     * count per worker directly (NUMA groups mix workers). */
-    sh->max_per_worker = 1;
-    for (int i = 0, run = 0; i < n; i++) {
-        run = 0;
-        for (int j = 0; j < n && run <= n; j++)
-            run += sh->worker[j] == sh->worker[i];
-        if (run > sh->max_per_worker)
-            sh->max_per_worker = run;
-        if (sh->max_per_worker == n)
-            break;
-    }
     return sh;
 }
 
@@ -357,6 +351,36 @@ const struct coll_post *coll_peer_post(struct coll_ctx *x, int r)
 void coll_peer_release(struct coll_ctx *x, int r)
 {
     coll_read_done(x, &x->sh->m[r].post[coll_ring_index(x)], r);
+}
+
+int coll_collect(struct coll_ctx *x, int n, const void *self, enum coll_pick pick,
+                 const void *const **in_p)
+{
+    struct coll_member *me = x->me;
+    if (me->inputs_cap < n) {
+        const void **a = realloc(me->inputs, (size_t)n * sizeof *a);
+        if (!a)
+            return MPI_ERR_NO_MEM;
+        me->inputs = a;
+        me->inputs_cap = n;
+    }
+    const struct loom_type *t = x->a->rtype;
+    int rc = MPI_SUCCESS;
+    for (int r = 0; r < n; r++) {
+        const struct coll_post *p = r == x->rank ? NULL : coll_peer_post(x, r);
+        if (r != x->rank && !p)
+            rc = x->err;
+        if (!p)
+            me->inputs[r] = self;
+        else if (pick == COLL_PICK_INPUT)
+            me->inputs[r] = coll_input(&p->args);
+        else if (pick == COLL_PICK_DATA)
+            me->inputs[r] = p->data;
+        else
+            me->inputs[r] = coll_post_cell(p, x->a->rcount * t->size) - t->true_lb;
+    }
+    *in_p = me->inputs;
+    return rc;
 }
 
 void coll_read_done(struct coll_ctx *x, const struct coll_post *p, int r)

@@ -14,7 +14,6 @@
  * 1 KiB -> 2 KiB adds 3-6 us at 8 and 16 ranks; up to 512 B on 2 ranks
  * copy-in is 20% faster than the tree, which the model had the other way.)
  */
-#include <stdlib.h>
 
 #include "coll/coll_impl.h"
 
@@ -37,32 +36,15 @@ int coll_reduce_direct(struct coll_ctx *x)
             coll_wait(x, &x->me->release, x->seq);
         return MPI_SUCCESS;
     }
-    const void *stack_in[16];
-    const void **in = n <= 16 ? stack_in : malloc((size_t)n * sizeof *in);
-    if (!in)
-        return MPI_ERR_NO_MEM;
-    int rc = MPI_SUCCESS;
-    for (int r = 0; r < n; r++) {
-        if (r == root) {
-            in[r] = coll_input(a);
-            continue;
-        }
-        const struct coll_post *p = coll_peer_post(x, r);
-        if (!p) {
-            rc = x->err;
-            in[r] = coll_input(a); /* keep going: release everybody */
-            continue;
-        }
-        in[r] = small ? coll_post_cell(p, nb) - a->rtype->true_lb : coll_input(&p->args);
-    }
+    const void *const *in;
+    /* On a mismatch keep going: everybody must still be released. */
+    int rc = coll_collect(x, n, coll_input(a), small ? COLL_PICK_CELL : COLL_PICK_INPUT, &in);
     if (rc == MPI_SUCCESS)
         rc = coll_fold(x, a->op, a->rtype, in, n, a->rbuf, a->in_place ? root : -1, 0, a->rcount);
-    if (!small) /* the others copied in and left already */
+    if (!small) /* (small: the others copied in and left already) */
         for (int r = 0; r < n; r++)
             if (r != root)
                 coll_set(x, &x->sh->m[r].release, x->seq, r);
-    if (in != stack_in)
-        free(in);
     return rc;
 }
 

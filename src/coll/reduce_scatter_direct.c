@@ -7,8 +7,6 @@
  */
 #include "coll/coll_impl.h"
 
-#include <stdlib.h>
-
 /* First element and count of member i's block. */
 static void block(const struct coll_ctx *x, const struct loom_coll_args *a, int i, size_t *e0,
                   size_t *ne)
@@ -29,7 +27,7 @@ static int reduce_scatter(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
     const struct loom_type *t = a->rtype;
-    int n = x->size, me = x->rank, rc = MPI_SUCCESS;
+    int n = x->size, me = x->rank;
     size_t e0, ne, total;
     block(x, a, me, &e0, &ne);
     block(x, a, n - 1, &total, &ne);
@@ -41,26 +39,14 @@ static int reduce_scatter(struct coll_ctx *x)
     struct coll_post *mine = coll_publish_begin(x);
     mine->data = input;
     coll_publish_done(x, mine, true);
-    const void *stack_in[16];
-    const void **in = n <= 16 ? stack_in : malloc((size_t)n * sizeof *in);
-    if (!in)
-        return MPI_ERR_NO_MEM;
-    for (int r = 0; r < n; r++) {
-        const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
-        if (!p) {
-            rc = x->err;
-            p = mine;
-        }
-        in[r] = p->data;
-    }
+    const void *const *in;
+    int rc = coll_collect(x, n, input, COLL_PICK_DATA, &in);
     /* The block lands at the start of the receive buffer: shift the output
      * so that element e0 of the fold is element 0 of rbuf. */
     if (rc == MPI_SUCCESS && ne)
         rc = coll_fold(x, a->op, t, in, n,
                        coll_elem(a->rbuf, t, 0) - (e0 * (size_t)(t->ub - t->lb)), -1, e0, ne);
     coll_fence(x);
-    if (in != stack_in)
-        free(in);
     return rc;
 }
 

@@ -5,7 +5,6 @@
  * order into its receive buffer; a fence ends the call.
  * Cost: N * line + i * m / copy at member i (the last member does the most).
  */
-#include <stdlib.h>
 
 #include "coll/coll_impl.h"
 
@@ -13,7 +12,7 @@ static int scan(struct coll_ctx *x, bool exclusive)
 {
     const struct loom_coll_args *a = x->a;
     const struct loom_type *t = a->rtype;
-    int me = x->rank, rc = MPI_SUCCESS;
+    int me = x->rank;
     const void *input = a->in_place ? coll_snapshot(x, a->rbuf, a->rcount, t) : a->sbuf;
     if (!input)
         return MPI_ERR_NO_MEM;
@@ -21,21 +20,11 @@ static int scan(struct coll_ctx *x, bool exclusive)
     mine->data = input;
     coll_publish_done(x, mine, true);
     int upto = exclusive ? me : me + 1; /* inputs folded: 0..upto-1 */
-    const void **in = upto ? malloc((size_t)upto * sizeof *in) : NULL;
-    if (upto && !in)
-        return MPI_ERR_NO_MEM;
-    for (int r = 0; r < upto; r++) {
-        const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
-        if (!p) {
-            rc = x->err;
-            p = mine;
-        }
-        in[r] = p->data;
-    }
+    const void *const *in;
+    int rc = coll_collect(x, upto, input, COLL_PICK_DATA, &in);
     if (rc == MPI_SUCCESS && upto && a->rcount)
         rc = coll_fold(x, a->op, t, in, upto, a->rbuf, -1, 0, a->rcount);
     coll_fence(x);
-    free(in);
     return rc;
 }
 
