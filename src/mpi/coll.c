@@ -136,15 +136,9 @@ static int run(const struct call *k, enum loom_coll_kind kind, const struct loom
     if (!request) {
         rc = loom_coll_run(k->c, kind, a, &why);
     } else {
-        loom_req *r = loom_req_alloc_rank(k->c->owner);
+        loom_req *r = loom_req_alloc_generic(k->c);
         if (!r)
             return loom_mpi_err(k->comm, MPI_ERR_NO_MEM, k->fn, "out of memory for requests");
-        r->kind = LOOM_REQ_GENERIC;
-        r->mode = LOOM_MODE_STANDARD;
-        r->comm = k->c;
-        r->peer = MPI_PROC_NULL;
-        r->bytes = 0;
-        r->active = true;
         rc = loom_coll_start(k->c, kind, a, r, &why);
         if (rc) {
             atomic_store_explicit(&r->done, 1, memory_order_relaxed);

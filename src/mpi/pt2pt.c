@@ -1103,7 +1103,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
         return rc;
     if (!newcomm || !request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_idup", "newcomm or request is NULL");
-    loom_req *r = loom_req_alloc_rank(c->owner);
+    loom_req *r = loom_req_alloc_generic(c);
     if (!r)
         return loom_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_idup", "out of memory for requests");
     if ((rc = PMPI_Comm_dup(comm, newcomm))) {
@@ -1111,13 +1111,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
         loom_req_free(r);
         return rc;
     }
-    r->kind = LOOM_REQ_GENERIC;
-    r->mode = LOOM_MODE_STANDARD;
-    r->comm = c;
-    r->peer = MPI_PROC_NULL;
-    r->bytes = 0;
-    r->active = true;
-    /* An empty status (MPI_ANY_SOURCE, MPI_ANY_TAG) from loom_req_alloc. */
+    /* An empty status (MPI_ANY_SOURCE, MPI_ANY_TAG) from the allocation. */
     atomic_store_explicit(&r->done, 1, memory_order_release);
     *request = r;
     return MPI_SUCCESS;

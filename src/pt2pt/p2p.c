@@ -222,6 +222,20 @@ loom_req *loom_req_alloc_rank(int me)
     return req_alloc(&ranks[me], me);
 }
 
+loom_req *loom_req_alloc_generic(struct loom_comm *comm)
+{
+    loom_req *r = loom_req_alloc_rank(comm->owner);
+    if (!r)
+        return NULL;
+    r->kind = LOOM_REQ_GENERIC;
+    r->mode = LOOM_MODE_STANDARD;
+    r->comm = comm;
+    r->peer = MPI_PROC_NULL;
+    r->bytes = 0;
+    r->active = true;
+    return r;
+}
+
 loom_req *loom_req_alloc(void)
 {
     int me = self_rank();

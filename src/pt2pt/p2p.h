@@ -124,6 +124,10 @@ void loom_p2p_start_recv(loom_req *req);
  * rank (saves a look-up of the running ULT). */
 loom_req *loom_req_alloc(void);
 loom_req *loom_req_alloc_rank(int me);
+/* A request of the owner of comm for work other than a message (a
+ * nonblocking collective, MPI_Comm_idup): active, empty status, not done;
+ * NULL when out of memory. Complete it with loom_req_complete_async. */
+loom_req *loom_req_alloc_generic(struct loom_comm *comm);
 void loom_req_free(loom_req *req);
 /* Blocks until req (the caller's own) is done: spins while alone on the
  * worker, else parks; merges the inbox meanwhile. */
