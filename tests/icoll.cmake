@@ -22,3 +22,10 @@ add_test(NAME loom_info COMMAND ${EXPECT} --out "Topology: 2 package.*4 NUMA nod
 add_test(NAME loom_info_map_by_numa COMMAND ${EXPECT} --out "worker 0: .* numa 0," --out "worker 1: .* numa 1,"
          --out "worker 2: .* numa 2," --out "worker 3: .* numa 3,"
          -- env "HWLOC_SYNTHETIC=pack:2 numa:2 core:4 pu:1" ${CMAKE_BINARY_DIR}/bin/loom-info -n 4 --map-by numa)
+# Progress while a member computes: rank 0 spins without calling MPI after
+# each MPI_I<coll> until the others have completed (one rank per worker).
+loom_mpi_program(coll_progress SOURCES coll_progress.c)
+foreach(n 2 4)
+  expect(coll_progress_${n} --out "^coll_progress: ${n} ranks ok$"
+         -- ${RUN} --timeout 200 --workers ${n} -n ${n} ${MPIBIN}/coll_progress)
+endforeach()

@@ -2,8 +2,12 @@
  * Allgather and Allgatherv: every member publishes its block (its send
  * buffer, or its own block of its receive buffer when in place) and copies
  * every other member's block into its receive buffer, starting with its right
- * neighbour so that readers spread over the sources; a fence ends the call.
- * Cost: N * line + (N - 1) * m / copy per member (concurrent) + a fence.
+ * neighbour so that readers spread over the sources; each counts itself
+ * done with every block it read, and a member returns once all others have
+ * read its own (nobody waits for a member that is still copying, so a
+ * nonblocking call progresses without it).
+ * Cost: N * line + (N - 1) * m / copy per member (concurrent) + N * line
+ * (the counts).
  */
 #include "coll/coll_impl.h"
 
@@ -12,6 +16,10 @@ static int allgather(struct coll_ctx *x)
     const struct loom_coll_args *a = x->a;
     int n = x->size, me = x->rank, rc = MPI_SUCCESS;
     struct coll_post *mine = coll_publish_begin(x);
+    struct coll_block own = a->in_place ? coll_recv_block(x->kind, a, me)
+                                        : (struct coll_block){a->sbuf, a->scount, a->stype};
+    mine->data = coll_expose(x, mine, own.buf, own.count, own.type, false);
+    coll_expect_reads(x, mine, n - 1);
     coll_publish_done(x, mine, true);
     if (!a->in_place) {
         struct coll_block d = coll_recv_block(x->kind, a, me);
@@ -23,17 +31,20 @@ static int allgather(struct coll_ctx *x)
         int e;
         if (!p) {
             e = x->err;
+            coll_peer_release(x, r);
         } else {
             struct coll_block d = coll_recv_block(x->kind, a, r);
             struct coll_block s = p->args.in_place
                                       ? coll_recv_block(x->kind, &p->args, r)
                                       : coll_send_block(x->kind, &p->args, p->args.sbuf, r);
+            s.buf = p->data; /* the block itself, or a nonblocking caller's copy */
             e = coll_copy(x, (void *)d.buf, d.count, d.type, s.buf, s.count, s.type);
+            coll_read_done(x, p, r);
         }
         if (e && !rc)
             rc = e;
     }
-    coll_fence(x);
+    coll_await_reads(x, mine);
     return rc;
 }
 

@@ -1,9 +1,15 @@
 /*
- * Allreduce for small vectors: every member packs its input into its post's
- * cell, then folds all N cells (in rank order) into its own buffer. One * round of flags, no fence;
- * a cell is reused only once every member is done with the call that filled it (coll_impl.h,
- * "Publication"). Cost: N * line (the cells) + N * m / copy. Applies when m <= COLL_CELL and the
- * type is contiguous.
+ * Allreduce by every member alone: each folds all N inputs, in rank order
+ * and strip-mined, into its own receive buffer. Up to COLL_CELL bytes of a
+ * contiguous type the inputs travel in the posts' cells (copy-in: one round
+ * of flags, no fence; a cell is reused only once every member is done with
+ * the call that filled it, coll_impl.h "Publication"). Larger, each reads
+ * the others' input buffers (in place: a snapshot) and counts itself done
+ * with them; a member returns once all others have read its input. Nobody
+ * ever waits for another member's fold, so a nonblocking call progresses
+ * while a member computes.
+ * Cost: N * line (the posts) + N * m / copy per member (concurrent); larger
+ * than a cell the N members' reads share memory: N * m * min(N, W) / mem.
  */
 
 #include "coll/coll_impl.h"
@@ -12,28 +18,44 @@ int coll_allreduce_allread(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
     const struct loom_type *t = a->rtype;
+    int n = x->size;
     size_t nb = a->rcount * t->size;
-    if (nb > COLL_CELL || !t->contig)
-        return coll_allreduce_tiled(x); /* forced on a call it cannot do */
-    struct coll_post *mine = coll_publish_begin(x);
-    loom_type_pack(coll_post_cell(mine, nb), coll_input(a), t, 0, nb);
-    mine->nbytes = nb;
-    mine->copied_in = true;
-    coll_publish_done(x, mine, true);
-
     const void *const *in;
-    int rc = coll_collect(x, x->size, coll_post_cell(mine, nb) - t->true_lb, COLL_PICK_CELL, &in);
+    int rc;
+    if (nb <= COLL_CELL && t->contig) {
+        struct coll_post *mine = coll_publish_begin(x);
+        loom_type_pack(coll_post_cell(mine, nb), coll_input(a), t, 0, nb);
+        mine->nbytes = nb;
+        mine->copied_in = true;
+        coll_publish_done(x, mine, true);
+        rc = coll_collect(x, n, coll_post_cell(mine, nb) - t->true_lb, COLL_PICK_CELL, &in);
+        if (rc == MPI_SUCCESS && a->rcount)
+            rc = coll_fold(x, a->op, t, in, n, a->rbuf, -1, 0, a->rcount);
+        return rc;
+    }
+    struct coll_post *mine = coll_publish_begin(x);
+    const void *input = coll_expose(x, mine, coll_input(a), a->rcount, t, a->in_place);
+    rc = input ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    mine->data = input = input ? input : coll_input(a);
+    coll_expect_reads(x, mine, n - 1);
+    coll_publish_done(x, mine, true);
+    int e = coll_collect(x, n, input, COLL_PICK_DATA, &in);
+    rc = rc ? rc : e;
     if (rc == MPI_SUCCESS && a->rcount)
-        rc = coll_fold(x, a->op, t, in, x->size, a->rbuf, -1, 0, a->rcount);
+        rc = coll_fold(x, a->op, t, in, n, a->rbuf, -1, 0, a->rcount);
+    coll_read_done_upto(x, n);
+    coll_await_reads(x, mine);
     return rc;
 }
 
 double coll_allreduce_allread_cost(const struct coll_ctx *x, size_t nbytes)
 {
     const struct coll_model *m = &coll_model;
-    if (nbytes > COLL_CELL || !x->a->rtype->contig)
-        return -1;
     double n = x->size;
     double wake = coll_max_per_worker(x->sh) > 1 ? n * m->wake_s : 0;
-    return n * m->line_s * (n > 8 ? n / 8 : 1) + n * nbytes / m->copy_bps + wake;
+    if (nbytes <= COLL_CELL && x->a->rtype->contig)
+        return n * m->line_s * (n > 8 ? n / 8 : 1) + n * nbytes / m->copy_bps + wake;
+    double at_once = n < x->sh->nlocal ? n : x->sh->nlocal;
+    double per_member = 1 / m->copy_bps, shared = at_once / m->mem_bps;
+    return 2 * n * m->line_s + n * nbytes * (per_member > shared ? per_member : shared) + wake;
 }

@@ -2,55 +2,26 @@
  * Alltoall, Alltoallv, Alltoallw: every member publishes its send buffer (in
  * place: a snapshot of its receive buffer, which it is about to overwrite)
  * and pulls, from every member, the block addressed to it, starting with its
- * right neighbour; a fence ends the call.
- * Cost: N * line + (N - 1) * m / copy per member (concurrent) + a fence.
+ * right neighbour; each counts itself done with every post it read, and a
+ * member returns once all others have read its own (as Allgather).
+ * Cost: N * line + (N - 1) * m / copy per member (concurrent) + N * line
+ * (the counts).
  */
-#include <string.h>
-
 #include "coll/coll_impl.h"
-
-/* Bytes of the receive buffer an in-place call covers, as count x type. */
-static int snapshot_span(struct coll_ctx *x, const struct loom_coll_args *a, const void **base)
-{
-    /* The blocks may be anywhere in the buffer: snapshot from the lowest to
-     * the highest byte of any block. */
-    MPI_Aint lo = 0, hi = 0;
-    bool any = false;
-    for (int i = 0; i < x->size; i++) {
-        struct coll_block b = coll_recv_block(x->kind, a, i);
-        if (!b.count)
-            continue;
-        MPI_Aint ext = b.type->ub - b.type->lb;
-        MPI_Aint off = (const char *)b.buf - (const char *)a->rbuf;
-        MPI_Aint l = off + b.type->true_lb,
-                 h = off + (MPI_Aint)(b.count - 1) * ext + b.type->true_ub;
-        if (!any || l < lo)
-            lo = l;
-        if (!any || h > hi)
-            hi = h;
-        any = true;
-    }
-    if (!any) {
-        *base = a->rbuf;
-        return MPI_SUCCESS;
-    }
-    char *s = coll_scratch(x, 1, (size_t)(hi - lo));
-    if (!s)
-        return MPI_ERR_NO_MEM;
-    memcpy(s, (const char *)a->rbuf + lo, (size_t)(hi - lo));
-    *base = s - lo;
-    return MPI_SUCCESS;
-}
 
 static int alltoall(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
     int n = x->size, me = x->rank, rc = MPI_SUCCESS;
-    const void *base = a->sbuf;
-    if (a->in_place)
-        rc = snapshot_span(x, a, &base);
     struct coll_post *mine = coll_publish_begin(x);
+    /* In place: a copy of the receive blocks, which the caller overwrites. */
+    const void *base = coll_expose_blocks(x, mine, !a->in_place, a->in_place);
+    if (!base) {
+        rc = MPI_ERR_NO_MEM;
+        base = a->rbuf;
+    }
     mine->data = base;
+    coll_expect_reads(x, mine, n - 1);
     coll_publish_done(x, mine, true);
     for (int k = 0; k < n; k++) {
         int r = (me + k) % n;
@@ -58,6 +29,7 @@ static int alltoall(struct coll_ctx *x)
         int e;
         if (!p) {
             e = x->err;
+            coll_peer_release(x, r);
         } else {
             struct coll_block d = coll_recv_block(x->kind, a, r);
             struct coll_block s;
@@ -68,11 +40,13 @@ static int alltoall(struct coll_ctx *x)
                 s = coll_send_block(x->kind, &p->args, p->data, me);
             }
             e = coll_copy(x, (void *)d.buf, d.count, d.type, s.buf, s.count, s.type);
+            if (r != me)
+                coll_read_done(x, p, r);
         }
         if (e && !rc)
             rc = e;
     }
-    coll_fence(x);
+    coll_await_reads(x, mine);
     return rc;
 }
 

@@ -3,6 +3,8 @@
  * buffer into its own. Up to COLL_CELL bytes the root first packs the data
  * into its post's cell and returns at once (copy-in; readers unpack from
  * the cell and the root waits for them only when it reuses that cell).
+ * Larger, a nonblocking root publishes a copy (coll_expose), so that it
+ * need not wait for readers that may be computing.
  * Cost: line + m / copy (large: the readers running at once share the
  * root's memory: m * max(1 / copy, min(N - 1, W) / mem), W the workers the
  * members run on); small: 2 * line + N * line (flag reads).
@@ -14,7 +16,7 @@
 int coll_bcast_direct(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int root = a->root, par = coll_ring_index(x);
+    int root = a->root;
     if (x->size == 1)
         return MPI_SUCCESS;
     if (x->rank == root) {
@@ -24,11 +26,13 @@ int coll_bcast_direct(struct coll_ctx *x)
         p->copied_in = n <= COLL_CELL;
         if (p->copied_in)
             loom_type_pack(coll_post_cell(p, n), a->rbuf, a->rtype, 0, n);
-        if (!p->copied_in)
-            x->me->expect_reads[par] += (uint64_t)x->size - 1;
+        if (!p->copied_in) {
+            p->data = coll_expose(x, p, a->rbuf, a->rcount, a->rtype, false);
+            coll_expect_reads(x, p, x->size - 1);
+        }
         coll_publish_done(x, p, true);
         if (!p->copied_in)
-            coll_wait(x, &p->reads, x->me->expect_reads[par]);
+            coll_await_reads(x, p);
         return MPI_SUCCESS;
     }
     const struct coll_post *p = coll_peer_post(x, root);
@@ -43,8 +47,7 @@ int coll_bcast_direct(struct coll_ctx *x)
     else if (p->copied_in)
         loom_type_unpack(a->rbuf, a->rtype, coll_post_cell(p, n), 0, n);
     else
-        rc =
-            coll_copy(x, a->rbuf, a->rcount, a->rtype, p->args.rbuf, p->args.rcount, p->args.rtype);
+        rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, p->data, p->args.rcount, p->args.rtype);
     if (!p->copied_in)
         coll_read_done(x, p, root);
     return rc;

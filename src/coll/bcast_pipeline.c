@@ -26,7 +26,7 @@ int coll_bcast_pipeline(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
     struct coll_shared *sh = x->sh;
-    int n = x->size, root = a->root, par = coll_ring_index(x), rc = MPI_SUCCESS;
+    int n = x->size, root = a->root, rc = MPI_SUCCESS;
     if (n == 1)
         return MPI_SUCCESS;
     int q = (sh->pos[x->rank] - sh->pos[root] + n) % n; /* place in the chain */
@@ -36,7 +36,7 @@ int coll_bcast_pipeline(struct coll_ctx *x)
 
     struct coll_post *mine = coll_publish_begin(x);
     if (succ >= 0)
-        x->me->expect_reads[par] += 1;
+        coll_expect_reads(x, mine, 1);
     coll_publish_done(x, mine, false);
     if (succ >= 0)
         coll_notify(x, succ);
@@ -72,7 +72,7 @@ int coll_bcast_pipeline(struct coll_ctx *x)
         coll_read_done(x, p, pred);
     }
     if (succ >= 0)
-        coll_wait(x, &mine->reads, x->me->expect_reads[par]);
+        coll_await_reads(x, mine);
     return rc;
 }
 

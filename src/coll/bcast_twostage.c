@@ -21,7 +21,7 @@ int coll_bcast_twostage(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
     struct coll_shared *sh = x->sh;
-    int root = a->root, par = coll_ring_index(x), rc = MPI_SUCCESS;
+    int root = a->root, rc = MPI_SUCCESS;
     if (x->size == 1)
         return MPI_SUCCESS;
     if (x->rank != root) {
@@ -42,12 +42,12 @@ int coll_bcast_twostage(struct coll_ctx *x)
     if (readers == 0)
         return rc;
     struct coll_post *p = coll_publish_begin(x);
-    x->me->expect_reads[par] += readers;
+    coll_expect_reads(x, p, (int)readers);
     coll_publish_done(x, p, false);
     for (int r = 0; r < x->size; r++)
         if (r != x->rank && r != root && source_of(sh, r, root) == x->rank)
             coll_notify(x, r);
-    coll_wait(x, &p->reads, x->me->expect_reads[par]);
+    coll_await_reads(x, p);
     return rc;
 }
 

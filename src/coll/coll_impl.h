@@ -59,7 +59,9 @@ struct coll_post {
     int sig_basic;    /* debug builds: the call's type signature (reductions, */
     size_t sig_elems; /* Bcast): basic type (0: mixed) and basic elements */
     const void *data; /* algorithm-defined */
-    _Atomic uint64_t reads LOOM_ALIGNED_CL; /* copy-in readers done with this post */
+    bool detached;    /* readers copy from a copy the post keeps (coll_expose) */
+    _Atomic uint64_t reads LOOM_ALIGNED_CL; /* readers done with this post (all calls) */
+    _Atomic uint64_t reads_target;          /* reads when this call's last reader is done */
     char cell[COLL_CELL] LOOM_ALIGNED_CL;
 };
 
@@ -82,11 +84,14 @@ struct coll_member {
     _Atomic uint64_t round[COLL_MAX_ROUNDS] LOOM_ALIGNED_CL; /* dissemination */
     struct coll_post post[COLL_RING];
     /* Private to the member. */
-    uint64_t seq LOOM_ALIGNED_CL;     /* calls made on the communicator */
-    uint64_t expect_reads[COLL_RING]; /* copy-in readers to wait for, per post */
-    uint64_t fences;                  /* coll_fence calls made */
-    struct coll_runner *runner;       /* nonblocking calls' runner (task.c) */
-    const void **inputs;              /* coll_collect()'s array, grow-only */
+    uint64_t seq LOOM_ALIGNED_CL;      /* calls made on the communicator */
+    uint64_t expect_reads[COLL_RING];  /* copy-in readers to wait for, per post */
+    uint64_t fences;                   /* coll_fence calls made */
+    struct coll_runner *runner;        /* nonblocking calls' runner (task.c) */
+    struct coll_task *held[COLL_RING]; /* a finished nonblocking call whose post */
+    void *exposed[COLL_RING];          /* may still be read: its arguments and */
+    size_t exposed_len[COLL_RING];     /* copies, kept until the post's next use */
+    const void **inputs;               /* coll_collect()'s array, grow-only */
     int inputs_cap;
     uint64_t min_finished; /* a lower bound of every member's finished */
     struct coll_memo {     /* the selector's last choice per collective */
@@ -143,8 +148,9 @@ struct coll_ctx {
     uint64_t seq;
     enum loom_coll_kind kind;
     const struct loom_coll_args *a;
-    const char *why; /* message of the error being returned */
-    int err;         /* its class, when coll_peer_post() failed */
+    bool nonblocking; /* MPI_I<coll>: INDEPENDENT algorithms only */
+    const char *why;  /* message of the error being returned */
+    int err;          /* its class, when coll_peer_post() failed */
 };
 
 /* ---- synchronization (core.c) ---- */
@@ -177,13 +183,45 @@ const struct coll_post *coll_peer_post(struct coll_ctx *x, int r);
 /* After coll_peer_post(x, r) failed: counts the caller as done with r's
  * post anyway, so that r does not wait for it forever. */
 void coll_peer_release(struct coll_ctx *x, int r);
-/* Counts the caller as a copy-in reader done with post p of member r. */
+/* Before coll_publish_done(): `readers` members will read the caller's own
+ * buffers through post p and count themselves with coll_read_done(). */
+void coll_expect_reads(struct coll_ctx *x, struct coll_post *p, int readers);
+/* Waits until they all have (the caller may then reuse its buffers). */
+void coll_await_reads(struct coll_ctx *x, struct coll_post *p);
+/* Counts the caller as a reader done with post p of member r; the last one
+ * wakes r. */
 void coll_read_done(struct coll_ctx *x, const struct coll_post *p, int r);
+/* coll_read_done() on the posts of this call of members 0..n-1 but the
+ * caller (after coll_collect() of as many). */
+void coll_read_done_upto(struct coll_ctx *x, int n);
+
+/* The buffer readers of the caller's post p copy from in place of the bytes
+ * [lo, hi) around buf (offsets from buf): buf itself, or a copy when `copy`
+ * (an in-place call about to overwrite it) or when the call is nonblocking.
+ * A nonblocking call's copy stays with the post until its next use, so the
+ * caller's request completes without waiting for its readers
+ * (coll_await_reads() returns at once, p->detached). Returns the pointer
+ * that plays buf's role; NULL when out of memory. */
+const void *coll_expose_span(struct coll_ctx *x, struct coll_post *p, const void *buf, MPI_Aint lo,
+                             MPI_Aint hi, bool copy);
+/* The same for the bytes count x t at buf covers (its true extent). */
+const void *coll_expose(struct coll_ctx *x, struct coll_post *p, const void *buf, size_t count,
+                        const struct loom_type *t, bool copy);
+/* The same for the blocks of a gather/scatter/allgather/alltoall family
+ * call: the send blocks (send) around a->sbuf or the receive blocks around
+ * a->rbuf, for every member. */
+const void *coll_expose_blocks(struct coll_ctx *x, struct coll_post *p, bool send, bool copy);
+/* Before a call runs: frees what the previous user of its post kept (a
+ * nonblocking call's arguments and copies) once that post's readers are
+ * done. */
+void coll_reclaim(struct coll_ctx *x);
+/* task.c: releases a finished nonblocking call (its types, op, arrays). */
+void coll_task_free(struct coll_task *t);
 
 /* Every member arrives, then leaves: the central counter barrier. */
 void coll_fence(struct coll_ctx *x);
 
-/* Scratch memory `which` (0: algorithms, 1: coll_snapshot, 2: coll_fold) of
+/* Scratch memory `which` (0: algorithms, 1: coll_expose, 2: coll_fold) of
  * at least len bytes, the caller's, valid until its next collective call;
  * NULL when out of memory. */
 void *coll_scratch(struct coll_ctx *x, int which, size_t len);
@@ -224,13 +262,6 @@ static inline char *coll_elem(const void *buf, const struct loom_type *t, size_t
  * input that out is (in place), or -1. Strip-mined. */
 int coll_fold(struct coll_ctx *x, const struct loom_op *op, const struct loom_type *t,
               const void *const *in, int n, void *out, int alias, size_t e0, size_t ne);
-
-/* Flat copy of the bytes a buffer of count x t covers (its true extent) into
- * scratch; returns the pointer that plays the buffer's role in the copy, or
- * NULL when out of memory. For in-place calls whose input others read while
- * the owner overwrites it. */
-const void *coll_snapshot(struct coll_ctx *x, const void *buf, size_t count,
-                          const struct loom_type *t);
 
 /* A buffer of count elements of type t for count x t (the pointer plays the
  * role of a user buffer: element 0 starts there), in scratch `which`. */
@@ -292,10 +323,11 @@ struct coll_algorithm {
     const char *name;
     coll_fn run;
     coll_cost_fn cost;
+    bool independent; /* algorithms.def: INDEPENDENT */
     const char *summary;
 };
 
-#define LOOM_COLL_ALGORITHM(KIND, kind, name, summary)                                             \
+#define LOOM_COLL_ALGORITHM(KIND, kind, name, progress, summary)                                   \
     int coll_##kind##_##name(struct coll_ctx *x);                                                  \
     double coll_##kind##_##name##_cost(const struct coll_ctx *x, size_t nbytes);
 #include "coll/algorithms.def"

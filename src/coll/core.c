@@ -21,6 +21,10 @@ static void shared_free(struct coll_shared *sh)
             for (int k = 0; k < 3; k++)
                 free(sh->m[i].scratch[k]);
             free(sh->m[i].inputs);
+            for (int k = 0; k < COLL_RING; k++) {
+                coll_task_free(sh->m[i].held[k]);
+                free(sh->m[i].exposed[k]);
+            }
         }
     free(sh->m);
     if (sh->local)
@@ -293,6 +297,7 @@ struct coll_post *coll_publish_begin(struct coll_ctx *x)
     p->root = x->a->root;
     p->args = *x->a;
     p->data = NULL;
+    p->detached = false;
     p->nbytes = 0;
     p->copied_in = false;
 #ifndef NDEBUG
@@ -383,11 +388,120 @@ int coll_collect(struct coll_ctx *x, int n, const void *self, enum coll_pick pic
     return rc;
 }
 
+void coll_expect_reads(struct coll_ctx *x, struct coll_post *p, int readers)
+{
+    uint64_t *expect = &x->me->expect_reads[coll_ring_index(x)];
+    *expect += (uint64_t)readers;
+    atomic_store_explicit(&p->reads_target, *expect, memory_order_relaxed);
+}
+
+void coll_await_reads(struct coll_ctx *x, struct coll_post *p)
+{
+    if (!p->detached)
+        coll_wait(x, &p->reads, x->me->expect_reads[coll_ring_index(x)]);
+}
+
+const void *coll_expose_span(struct coll_ctx *x, struct coll_post *p, const void *buf, MPI_Aint lo,
+                             MPI_Aint hi, bool copy)
+{
+    if (!x->nonblocking && !copy)
+        return buf;
+    p->detached = x->nonblocking;
+    if (hi <= lo)
+        return buf; /* nothing to read */
+    size_t len = (size_t)(hi - lo);
+    char *s;
+    if (x->nonblocking) {
+        struct coll_member *me = x->me;
+        int par = coll_ring_index(x);
+        if (me->exposed_len[par] < len) {
+            free(me->exposed[par]);
+            me->exposed[par] = malloc(len);
+            me->exposed_len[par] = me->exposed[par] ? len : 0;
+        }
+        s = me->exposed[par];
+    } else {
+        s = coll_scratch(x, 1, len);
+    }
+    if (!s) {
+        p->detached = false;
+        return copy ? NULL : buf; /* nonblocking: readers use buf after all */
+    }
+    memcpy(s, (const char *)buf + lo, len);
+    return s - lo;
+}
+
+const void *coll_expose(struct coll_ctx *x, struct coll_post *p, const void *buf, size_t count,
+                        const struct loom_type *t, bool copy)
+{
+    if (count == 0)
+        return coll_expose_span(x, p, buf, 0, 0, copy);
+    MPI_Aint ext = t->ub - t->lb;
+    MPI_Aint lo = t->true_lb, hi = (MPI_Aint)(count - 1) * ext + t->true_ub;
+    if (ext < 0) {
+        lo = (MPI_Aint)(count - 1) * ext + t->true_lb;
+        hi = t->true_ub;
+    }
+    return coll_expose_span(x, p, buf, lo, hi, copy);
+}
+
+const void *coll_expose_blocks(struct coll_ctx *x, struct coll_post *p, bool send, bool copy)
+{
+    const struct loom_coll_args *a = x->a;
+    const char *base = send ? a->sbuf : a->rbuf;
+    MPI_Aint lo = 0, hi = 0;
+    bool any = false;
+    for (int i = 0; i < x->size; i++) {
+        struct coll_block b =
+            send ? coll_send_block(x->kind, a, base, i) : coll_recv_block(x->kind, a, i);
+        if (!b.count)
+            continue;
+        MPI_Aint ext = b.type->ub - b.type->lb, off = (const char *)b.buf - base;
+        MPI_Aint l = off + b.type->true_lb,
+                 h = off + (MPI_Aint)(b.count - 1) * ext + b.type->true_ub;
+        if (ext < 0) {
+            l = off + (MPI_Aint)(b.count - 1) * ext + b.type->true_lb;
+            h = off + b.type->true_ub;
+        }
+        if (!any || l < lo)
+            lo = l;
+        if (!any || h > hi)
+            hi = h;
+        any = true;
+    }
+    return coll_expose_span(x, p, base, lo, hi, copy);
+}
+
+void coll_reclaim(struct coll_ctx *x)
+{
+    struct coll_member *me = x->me;
+    int par = coll_ring_index(x);
+    if (!me->held[par] && !me->exposed[par])
+        return;
+    coll_wait(x, &me->post[par].reads, me->expect_reads[par]);
+    coll_task_free(me->held[par]);
+    me->held[par] = NULL;
+    free(me->exposed[par]);
+    me->exposed[par] = NULL;
+    me->exposed_len[par] = 0;
+}
+
 void coll_read_done(struct coll_ctx *x, const struct coll_post *p, int r)
 {
     struct coll_post *q = (struct coll_post *)p;
-    atomic_fetch_add_explicit(&q->reads, 1, memory_order_seq_cst);
-    coll_notify(x, r);
+    /* Only the last reader wakes the publisher (a stale target after a
+     * mismatch only wakes it early: it checks its count again). */
+    uint64_t target = atomic_load_explicit(&q->reads_target, memory_order_relaxed);
+    if (atomic_fetch_add_explicit(&q->reads, 1, memory_order_seq_cst) + 1 >= target)
+        coll_notify(x, r);
+}
+
+void coll_read_done_upto(struct coll_ctx *x, int n)
+{
+    int par = coll_ring_index(x);
+    for (int r = 0; r < n; r++)
+        if (r != x->rank)
+            coll_read_done(x, &x->sh->m[r].post[par], r);
 }
 
 void *coll_scratch(struct coll_ctx *x, int which, size_t len)
@@ -425,24 +539,6 @@ int coll_truncated(struct coll_ctx *x, size_t n, size_t cap)
              loom_coll_name(x->kind), n, cap);
     x->why = x->me->whybuf;
     return MPI_ERR_TRUNCATE;
-}
-
-const void *coll_snapshot(struct coll_ctx *x, const void *buf, size_t count,
-                          const struct loom_type *t)
-{
-    if (count == 0)
-        return buf;
-    MPI_Aint ext = t->ub - t->lb;
-    MPI_Aint lo = t->true_lb, hi = (MPI_Aint)(count - 1) * ext + t->true_ub;
-    if (ext < 0) {
-        lo = (MPI_Aint)(count - 1) * ext + t->true_lb;
-        hi = t->true_ub;
-    }
-    char *s = coll_scratch(x, 1, (size_t)(hi - lo));
-    if (!s)
-        return NULL;
-    memcpy(s, (const char *)buf + lo, (size_t)(hi - lo));
-    return s - lo;
 }
 
 /* out = a op b over elements [e0, e0 + n); out may be b. */
@@ -551,6 +647,7 @@ int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct lo
     if (rc)
         return rc;
     coll_drain(&x);
+    coll_reclaim(&x);
     const struct coll_algorithm *alg = coll_select(&x);
     rc = alg->run(&x);
     coll_finish(x.sh, x.rank, x.seq); /* x.seq: composite algorithms take two */

@@ -4,7 +4,8 @@
  * consecutive calls do not all start on the same member), then releases them.
  * A member whose block is at most COLL_CELL bytes packs it into its post's
  * cell and returns at once (copy-in); the root unpacks it from there.
- * Members that did not copy in are released as soon as their block is copied.
+ * Members that did not copy in are released as soon as their block is copied
+ * (a nonblocking one publishes a copy of its block and does not wait).
  * Cost: N * line + N * m / copy at the root.
  */
 #include "coll/coll_impl.h"
@@ -18,12 +19,13 @@ static int gather(struct coll_ctx *x)
         struct coll_post *p = coll_publish_begin(x);
         p->nbytes = nb;
         p->copied_in = nb <= COLL_CELL;
-        if (p->copied_in) {
+        if (p->copied_in)
             loom_type_pack(coll_post_cell(p, nb), a->sbuf, a->stype, 0, nb);
-        }
+        else
+            p->data = coll_expose(x, p, a->sbuf, a->scount, a->stype, false);
         coll_publish_done(x, p, false);
         coll_notify(x, root);
-        if (nb > COLL_CELL)
+        if (!p->copied_in && !p->detached)
             coll_wait(x, &x->me->release, x->seq);
         return MPI_SUCCESS;
     }
@@ -40,7 +42,7 @@ static int gather(struct coll_ctx *x)
             if (!p) {
                 e = x->err;
             } else if (!p->copied_in) {
-                e = coll_copy(x, (void *)d.buf, d.count, d.type, p->args.sbuf, p->args.scount,
+                e = coll_copy(x, (void *)d.buf, d.count, d.type, p->data, p->args.scount,
                               p->args.stype);
                 coll_set(x, &x->sh->m[r].release, x->seq, r); /* done with its buffer */
             } else {

@@ -29,16 +29,18 @@ int coll_reduce_direct(struct coll_ctx *x)
             loom_type_pack(coll_post_cell(p, nb), coll_input(a), a->rtype, 0, nb);
             p->nbytes = nb;
             p->copied_in = true;
+        } else {
+            p->data = coll_expose(x, p, coll_input(a), a->rcount, a->rtype, false);
         }
         coll_publish_done(x, p, false);
         coll_notify(x, root);
-        if (!small)
+        if (!small && !p->detached)
             coll_wait(x, &x->me->release, x->seq);
         return MPI_SUCCESS;
     }
     const void *const *in;
     /* On a mismatch keep going: everybody must still be released. */
-    int rc = coll_collect(x, n, coll_input(a), small ? COLL_PICK_CELL : COLL_PICK_INPUT, &in);
+    int rc = coll_collect(x, n, coll_input(a), small ? COLL_PICK_CELL : COLL_PICK_DATA, &in);
     if (rc == MPI_SUCCESS)
         rc = coll_fold(x, a->op, a->rtype, in, n, a->rbuf, a->in_place ? root : -1, 0, a->rcount);
     if (!small) /* (small: the others copied in and left already) */

@@ -2,8 +2,9 @@
  * Reduce_scatter and Reduce_scatter_block: every member publishes its input
  * vector (in place: a snapshot, since its receive buffer is overwritten) and
  * folds its own block of all inputs, in rank order and strip-mined, straight
- * into its receive buffer; a fence ends the call.
- * Cost: N * line + N * (m / N) / copy per member (concurrent) + a fence.
+ * into its receive buffer; it counts itself done with every input, and
+ * returns once all others are done with its own.
+ * Cost: N * line + N * (m / N) / copy per member (concurrent) + N * line.
  */
 #include "coll/coll_impl.h"
 
@@ -33,20 +34,22 @@ static int reduce_scatter(struct coll_ctx *x)
     block(x, a, n - 1, &total, &ne);
     total += ne;
     block(x, a, me, &e0, &ne);
-    const void *input = a->in_place ? coll_snapshot(x, a->rbuf, total, t) : a->sbuf;
-    if (!input)
-        return MPI_ERR_NO_MEM;
     struct coll_post *mine = coll_publish_begin(x);
-    mine->data = input;
+    const void *input = coll_expose(x, mine, coll_input(a), total, t, a->in_place);
+    int rc = input ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    mine->data = input = input ? input : coll_input(a);
+    coll_expect_reads(x, mine, n - 1);
     coll_publish_done(x, mine, true);
     const void *const *in;
-    int rc = coll_collect(x, n, input, COLL_PICK_DATA, &in);
+    int e = coll_collect(x, n, input, COLL_PICK_DATA, &in);
+    rc = rc ? rc : e;
     /* The block lands at the start of the receive buffer: shift the output
      * so that element e0 of the fold is element 0 of rbuf. */
     if (rc == MPI_SUCCESS && ne)
         rc = coll_fold(x, a->op, t, in, n,
                        coll_elem(a->rbuf, t, 0) - (e0 * (size_t)(t->ub - t->lb)), -1, e0, ne);
-    coll_fence(x);
+    coll_read_done_upto(x, n);
+    coll_await_reads(x, mine);
     return rc;
 }
 

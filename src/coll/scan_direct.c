@@ -2,7 +2,8 @@
  * Scan and Exscan: every member publishes its input (in place: a snapshot,
  * since its receive buffer is overwritten) and member i folds the inputs of
  * members 0..i (Exscan: 0..i-1; member 0's buffer is left alone) in rank
- * order into its receive buffer; a fence ends the call.
+ * order into its receive buffer; it counts itself done with every input,
+ * and returns once members i+1..N-1 are done with its own.
  * Cost: N * line + i * m / copy at member i (the last member does the most).
  */
 
@@ -13,18 +14,20 @@ static int scan(struct coll_ctx *x, bool exclusive)
     const struct loom_coll_args *a = x->a;
     const struct loom_type *t = a->rtype;
     int me = x->rank;
-    const void *input = a->in_place ? coll_snapshot(x, a->rbuf, a->rcount, t) : a->sbuf;
-    if (!input)
-        return MPI_ERR_NO_MEM;
     struct coll_post *mine = coll_publish_begin(x);
-    mine->data = input;
+    const void *input = coll_expose(x, mine, coll_input(a), a->rcount, t, a->in_place);
+    int rc = input ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    mine->data = input = input ? input : coll_input(a);
+    coll_expect_reads(x, mine, x->size - 1 - me);
     coll_publish_done(x, mine, true);
     int upto = exclusive ? me : me + 1; /* inputs folded: 0..upto-1 */
     const void *const *in;
-    int rc = coll_collect(x, upto, input, COLL_PICK_DATA, &in);
+    int e = coll_collect(x, upto, input, COLL_PICK_DATA, &in);
+    rc = rc ? rc : e;
     if (rc == MPI_SUCCESS && upto && a->rcount)
         rc = coll_fold(x, a->op, t, in, upto, a->rbuf, -1, 0, a->rcount);
-    coll_fence(x);
+    coll_read_done_upto(x, upto);
+    coll_await_reads(x, mine);
     return rc;
 }
 

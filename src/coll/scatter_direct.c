@@ -2,7 +2,8 @@
  * Scatter and Scatterv: the root publishes its send buffer; every member
  * copies its own block from it, concurrently; the root waits for them.
  * MPI_Scatter: when all the blocks fit in COLL_CELL bytes the root packs them
- * into its post's cell, one after the other, and returns at once (copy-in).
+ * into its post's cell, one after the other, and returns at once (copy-in);
+ * larger, a nonblocking root publishes a copy of its blocks (coll_expose).
  * Cost: line + m / copy per member, in parallel; N * line at the root.
  */
 #include "coll/coll_impl.h"
@@ -10,7 +11,7 @@
 static int scatter(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
-    int n = x->size, root = a->root, par = coll_ring_index(x), rc = MPI_SUCCESS;
+    int n = x->size, root = a->root, rc = MPI_SUCCESS;
     if (x->rank == root) {
         struct coll_post *p = NULL;
         size_t block = a->scount * a->stype->size;
@@ -25,8 +26,10 @@ static int scatter(struct coll_ctx *x)
                     loom_type_pack(coll_post_cell(p, block * (size_t)n) + (size_t)j * block, b.buf,
                                    b.type, 0, block);
                 }
-            if (!small)
-                x->me->expect_reads[par] += (uint64_t)n - 1;
+            if (!small) {
+                p->data = coll_expose_blocks(x, p, true, false);
+                coll_expect_reads(x, p, n - 1);
+            }
             coll_publish_done(x, p, true);
         }
         if (!a->in_place) {
@@ -34,7 +37,7 @@ static int scatter(struct coll_ctx *x)
             rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, s.buf, s.count, s.type);
         }
         if (p && !small)
-            coll_wait(x, &p->reads, x->me->expect_reads[par]);
+            coll_await_reads(x, p);
         return rc;
     }
     const struct coll_post *p = coll_peer_post(x, root);
@@ -50,7 +53,7 @@ static int scatter(struct coll_ctx *x)
             loom_type_unpack(a->rbuf, a->rtype,
                              coll_post_cell(p, nb * (size_t)n) + (size_t)x->rank * nb, 0, nb);
     } else {
-        struct coll_block s = coll_send_block(x->kind, &p->args, p->args.sbuf, x->rank);
+        struct coll_block s = coll_send_block(x->kind, &p->args, p->data, x->rank);
         rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, s.buf, s.count, s.type);
         coll_read_done(x, p, root);
     }

@@ -37,10 +37,14 @@ struct coll_model coll_model = {
 };
 
 static const struct coll_algorithm algorithms[] = {
-#define LOOM_COLL_ALGORITHM(KIND, kind, name, summary)                                             \
-    {LOOM_COLL_##KIND, #name, coll_##kind##_##name, coll_##kind##_##name##_cost, summary},
+#define INDEPENDENT true
+#define COOPERATIVE false
+#define LOOM_COLL_ALGORITHM(KIND, kind, name, progress, summary)                                   \
+    {LOOM_COLL_##KIND, #name, coll_##kind##_##name, coll_##kind##_##name##_cost, progress, summary},
 #include "coll/algorithms.def"
 #undef LOOM_COLL_ALGORITHM
+#undef INDEPENDENT
+#undef COOPERATIVE
 };
 
 static struct {
@@ -173,11 +177,14 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
      * remember the last one per collective. */
     const struct loom_coll_args *a = x->a;
     struct coll_memo *memo = &x->me->memo[x->kind];
-    int flags = (a->op && a->op->commutative) | (a->rtype && a->rtype->contig) << 1;
+    int flags =
+        (a->op && a->op->commutative) | (a->rtype && a->rtype->contig) << 1 | x->nonblocking << 2;
     if (memo->alg && !cfg.verbose && memo->nbytes == nbytes && memo->root == a->root &&
         memo->flags == flags)
         return memo->alg;
     const struct coll_algorithm *tuned = forced ? NULL : coll_tuning_lookup(x, nbytes);
+    if (tuned && x->nonblocking && !tuned->independent)
+        tuned = NULL; /* measured with blocking calls; see algorithms.def */
     if (tuned && !cfg.verbose)
         return *memo = (struct coll_memo){tuned, nbytes, a->root, flags}, tuned;
     const struct coll_algorithm *best = NULL;
@@ -186,7 +193,7 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
     int len = 0;
     for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++) {
         const struct coll_algorithm *alg = &algorithms[i];
-        if (alg->kind != x->kind)
+        if (alg->kind != x->kind || (x->nonblocking && !alg->independent))
             continue;
         double c = alg->cost(x, nbytes);
         if (cfg.verbose && len < (int)sizeof line)
@@ -200,7 +207,7 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
     }
     if (!best) /* nothing applies: the first listed always does */
         for (size_t i = 0; !best && i < LOOM_ARRAY_SIZE(algorithms); i++)
-            if (algorithms[i].kind == x->kind)
+            if (algorithms[i].kind == x->kind && (!x->nonblocking || algorithms[i].independent))
                 best = &algorithms[i];
     if (forced)
         best = forced;
@@ -208,12 +215,16 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
         best = tuned;
     if (!forced)
         *memo = (struct coll_memo){best, nbytes, a->root, flags};
-    if (cfg.verbose && x->rank == 0)
-        fprintf(stderr, "loom: MPI_%s on %d ranks, %zu bytes:%s -> %s%s\n", loom_coll_name(x->kind),
-                x->size, nbytes, line, best->name,
+    if (cfg.verbose && x->rank == 0) {
+        const char *name = loom_coll_name(x->kind);
+        fprintf(stderr, "loom: MPI_%s%c%s on %d ranks, %zu bytes:%s -> %s%s\n",
+                x->nonblocking ? "I" : "",
+                x->nonblocking ? tolower((unsigned char)name[0]) : name[0], name + 1, x->size,
+                nbytes, line, best->name,
                 forced  ? " (forced)"
                 : tuned ? " (tuning table)"
                         : "");
+    }
     return best;
 }
 
@@ -226,11 +237,12 @@ void loom_coll_describe(void *file)
             "memory %.3g GB/s\n",
             coll_model.line_s * 1e6, coll_model.wake_s * 1e6, coll_model.local_wake_s * 1e6,
             coll_model.copy_bps / 1e9, coll_model.mem_bps / 1e9);
-    fprintf(f, "Collective algorithms (force one with LOOM_COLL_<COLLECTIVE>=<name>):\n");
+    fprintf(f, "Collective algorithms (force one with LOOM_COLL_<COLLECTIVE>=<name>; nonblocking "
+               "calls choose among those marked *, which progress while a member computes):\n");
     for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++) {
         const struct coll_algorithm *a = &algorithms[i];
-        fprintf(f, "  %-22s %-14s %s%s\n", loom_coll_name(a->kind), a->name, a->summary,
-                cfg.forced[a->kind] == a ? " [forced]" : "");
+        fprintf(f, "  %-22s %c %-14s %s%s\n", loom_coll_name(a->kind), a->independent ? '*' : ' ',
+                a->name, a->summary, cfg.forced[a->kind] == a ? " [forced]" : "");
     }
     coll_tuning_describe(f);
 }

@@ -34,6 +34,7 @@ struct coll_task {
     struct loom_coll_args args;
     loom_req *req;
     struct loom_type **types; /* Alltoallw: copies of the type arrays */
+    int *arrays;              /* copies of the count and displacement arrays */
 };
 
 struct coll_runner {
@@ -62,8 +63,10 @@ static bool drained(const void *arg)
     return !r->head;
 }
 
-static void task_release(struct coll_task *t)
+void coll_task_free(struct coll_task *t)
 {
+    if (!t)
+        return;
     struct loom_coll_args *a = &t->args;
     if (a->stype)
         loom_type_release(a->stype);
@@ -76,6 +79,7 @@ static void task_release(struct coll_task *t)
     }
     if (a->op)
         loom_op_release(a->op);
+    free(t->arrays);
     free(t);
 }
 
@@ -90,11 +94,15 @@ static void run_task(struct coll_runner *rn, struct coll_task *t)
         .seq = t->seq,
         .kind = t->kind,
         .a = &t->args,
+        .nonblocking = true,
     };
+    coll_reclaim(&x);
     const struct coll_algorithm *alg = coll_select(&x);
     int rc = alg->run(&x);
     coll_finish(sh, rn->rank, x.seq);
     t->req->status_error = rc;
+    /* Its post may still be read (coll_expose): keep the arguments. */
+    x.me->held[coll_ring_index(&x)] = t;
 }
 
 static void runner_main(void *arg)
@@ -109,9 +117,7 @@ static void runner_main(void *arg)
         rn->head = t->next;
         if (!rn->head)
             rn->tail = NULL;
-        loom_req *req = t->req;
-        task_release(t);
-        loom_req_complete_async(req);
+        loom_req_complete_async(t->req);
         loom_ult_notify(&rn->drain_waiter);
     }
     free(rn);
@@ -160,7 +166,9 @@ void coll_drain(struct coll_ctx *x)
         loom_ult_wait(drained, rn, &rn->drain_waiter);
 }
 
-/* Takes a reference on every type of an argument set that the call uses. */
+/* Takes a reference on every type of an argument set that the call uses and
+ * copies its arrays: peers may read them after the caller's request is
+ * complete (coll_expose). */
 static int retain_args(struct coll_task *t, int size)
 {
     struct loom_coll_args *a = &t->args;
@@ -186,11 +194,28 @@ static int retain_args(struct coll_task *t, int size)
         if (a->rtypes)
             a->rtypes = t->types + (a->stypes ? size : 0);
     }
+    const int **arrays[] = {&a->scounts, &a->sdispls, &a->rcounts, &a->rdispls};
+    size_t narrays = 0;
+    for (size_t i = 0; i < LOOM_ARRAY_SIZE(arrays); i++)
+        narrays += *arrays[i] != NULL;
+    if (narrays) {
+        t->arrays = malloc(narrays * (size_t)size * sizeof *t->arrays);
+        if (!t->arrays)
+            return MPI_ERR_NO_MEM;
+        int *next = t->arrays;
+        for (size_t i = 0; i < LOOM_ARRAY_SIZE(arrays); i++)
+            if (*arrays[i]) {
+                memcpy(next, *arrays[i], (size_t)size * sizeof *next);
+                *arrays[i] = next;
+                next += size;
+            }
+    }
     return MPI_SUCCESS;
 }
 
 int coll_start(struct coll_ctx *x, loom_req *req)
 {
+    x->nonblocking = true;
     struct coll_task *t = calloc(1, sizeof *t);
     if (!t) {
         x->why = "out of memory for a nonblocking collective";
@@ -202,7 +227,7 @@ int coll_start(struct coll_ctx *x, loom_req *req)
     t->req = req;
     int rc = retain_args(t, x->size);
     if (rc) {
-        task_release(t);
+        coll_task_free(t);
         x->why = "out of memory for a nonblocking collective";
         return rc;
     }
@@ -210,10 +235,11 @@ int coll_start(struct coll_ctx *x, loom_req *req)
     if (!rn) {
         /* No scheduler: run now; the request completes at once. */
         x->a = &t->args;
+        coll_reclaim(x);
         const struct coll_algorithm *alg = coll_select(x);
         req->status_error = alg->run(x);
         coll_finish(x->sh, x->rank, x->seq);
-        task_release(t);
+        coll_task_free(t);
         loom_req_complete_async(req);
         return MPI_SUCCESS;
     }
