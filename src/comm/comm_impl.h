@@ -85,6 +85,20 @@ int loom_comm_create(struct loom_comm *parent, const struct loom_group *g,
 int loom_comm_create_group(struct loom_comm *parent, const struct loom_group *g, int tag,
                            struct loom_comm **newc_p) LOOM_MUST_CHECK;
 
+/* Called once per member of a nonblocking agreement, with the member's
+ * done_arg, when the last member has arrived; runs on the last member's ULT
+ * (any worker), so it must only publish a completion. */
+typedef void (*loom_rdv_done_fn)(void *done_arg);
+
+/* Nonblocking duplicate (MPI_Comm_idup): takes the next place in parent's
+ * creation sequence, as loom_comm_dup, but returns at once with the caller's
+ * object on the new communicator. done(done_arg) is called once when every
+ * member has called this function (before this returns on the last member);
+ * until then the new communicator must not be used. After an error return
+ * done is called too (at once, or later when the arrival was recorded). */
+int loom_comm_idup(struct loom_comm *parent, loom_rdv_done_fn done, void *done_arg,
+                   struct loom_comm **newc_p) LOOM_MUST_CHECK;
+
 /* ---- rendezvous: agreement among the members of a call (rendezvous.c) ---- */
 
 struct loom_rdv_in {
@@ -113,6 +127,13 @@ enum { LOOM_RDV_WHOLE = 1, LOOM_RDV_GROUP = 2 };
 int loom_rdv_run(const struct loom_rdv_key *key, int me, const struct loom_rdv_in *in,
                  loom_rdv_compute_fn compute, const void *arg,
                  struct loom_rdv_out *out_p) LOOM_MUST_CHECK;
+/* Registers the caller's arrival at the duplication identified by key
+ * without waiting: *sh_p is the new shared part over world[0..n-1] (made by
+ * the first to arrive; the caller owns one of its n references). The last
+ * to arrive calls every member's done(done_arg) (NULL done: none). Only
+ * LOOM_ERR_NOMEM fails, and then the other members never complete. */
+int loom_rdv_arrive(const struct loom_rdv_key *key, int me, const int *world, loom_rdv_done_fn done,
+                    void *done_arg, struct loom_comm_shared **sh_p) LOOM_MUST_CHECK;
 
 /* ---- groups (group.c) ---- */
 

@@ -1,10 +1,11 @@
 /*
  * Creating communicators by collective agreement (rendezvous.c): Comm_dup,
- * Comm_split (and split_type), Comm_create, Comm_create_group. The last
- * member to arrive builds the shared parts; every member then makes its own
- * per-rank object. Comm_create meets only the members of the group (the
- * others just advance the parent's sequence number), so no rank waits for a
- * rank that gets MPI_COMM_NULL.
+ * Comm_idup, Comm_split (and split_type), Comm_create, Comm_create_group.
+ * The last member to arrive builds the shared parts; every member then makes
+ * its own per-rank object. Comm_create meets only the members of the group
+ * (the others just advance the parent's sequence number), so no rank waits
+ * for a rank that gets MPI_COMM_NULL. Comm_idup waits for nobody: its shared
+ * part is made by the first member to arrive, and the last completes all.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,19 @@ int loom_comm_dup(struct loom_comm *parent, struct loom_comm **newc_p)
     struct loom_rdv_in in = {0, 0, parent->rank, parent->owner};
     struct loom_rdv_out out;
     int rc = loom_rdv_run(&k, parent->rank, &in, compute_same, parent->sh->world_of, &out);
+    return finish(parent, rc, &out, newc_p);
+}
+
+int loom_comm_idup(struct loom_comm *parent, loom_rdv_done_fn done, void *done_arg,
+                   struct loom_comm **newc_p)
+{
+    struct loom_rdv_key k = whole_key(parent, parent->sh->size);
+    struct loom_rdv_out out = {NULL, parent->rank};
+    int rc = loom_rdv_arrive(&k, parent->rank, parent->sh->world_of, done, done_arg, &out.sh);
+    if (rc != LOOM_OK) {
+        done(done_arg); /* never arrived: nobody else will call it */
+        return rc;
+    }
     return finish(parent, rc, &out, newc_p);
 }
 

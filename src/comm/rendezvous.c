@@ -7,6 +7,13 @@
  * result, marks the entry done and wakes the others, each through its own
  * waiter slot; the last to leave frees the entry. Only entries still waiting
  * for members match, so back-to-back calls with the same key never mix.
+ *
+ * Nonblocking duplication (MPI_Comm_idup) meets in the same table under the
+ * same keys (its place in the parent's creation sequence) but waits for
+ * nobody: a duplicate needs nothing from the members but their arrival, so
+ * the first to arrive makes the new shared part, every member takes it at
+ * once, and the last to arrive calls every member's completion callback and
+ * frees the entry. Blocking and nonblocking entries never match each other.
  * Cost: one lock per member, O(n) work (O(n log n) for split) on the last.
  */
 #include <pthread.h>
@@ -20,6 +27,12 @@ struct slot {
     loom_waiter_slot waiter;
 } LOOM_ALIGNED_CL;
 
+/* A member of a nonblocking agreement: what to call when all have arrived. */
+struct arrival {
+    loom_rdv_done_fn fn;
+    void *arg;
+};
+
 struct rdv {
     struct rdv *next;
     uint32_t context_id;
@@ -31,6 +44,11 @@ struct rdv {
     struct loom_rdv_in *in;
     struct loom_rdv_out *out;
     struct slot *slots;
+    /* Nonblocking (loom_rdv_arrive): the new shared part and each member's
+     * completion callback; in, out and slots are not used. */
+    bool nonblocking;
+    struct loom_comm_shared *sh;
+    struct arrival *arrivals;
 };
 
 #define NBUCKETS 64
@@ -46,10 +64,10 @@ static void buckets_init(void)
         pthread_mutex_init(&buckets[i].lock, NULL);
 }
 
-static bool key_matches(const struct rdv *e, const struct loom_rdv_key *k)
+static bool key_matches(const struct rdv *e, const struct loom_rdv_key *k, bool nonblocking)
 {
     if (e->context_id != k->context_id || e->kind != k->kind || e->seq_or_tag != k->seq_or_tag ||
-        e->n != k->n || e->arrived == e->n)
+        e->n != k->n || e->arrived == e->n || e->nonblocking != nonblocking)
         return false;
     return k->kind != LOOM_RDV_GROUP ||
            memcmp(e->members, k->members, (size_t)k->n * sizeof *k->members) == 0;
@@ -61,9 +79,12 @@ static void rdv_free(struct rdv *e)
     free(e->in);
     free(e->out);
     free(e->slots);
+    free(e->arrivals);
     free(e);
 }
 
+/* A blocking call's entry: room for every member's input, result and
+ * waiter slot. */
 static struct rdv *rdv_new(const struct loom_rdv_key *k)
 {
     struct rdv *e = calloc(1, sizeof *e);
@@ -95,31 +116,49 @@ static bool rdv_done(const void *arg)
     return atomic_load_explicit(&e->done, memory_order_acquire) != 0;
 }
 
+/* Unlinks e from b (locked). */
+static void rdv_unlink(struct bucket *b, struct rdv *e)
+{
+    struct rdv **pe = &b->head;
+    while (*pe != e)
+        pe = &(*pe)->next;
+    *pe = e->next;
+}
+
 /* Counts the caller out; the last to leave unlinks and frees the entry. */
 static void rdv_leave(struct bucket *b, struct rdv *e)
 {
     pthread_mutex_lock(&b->lock);
     bool last = ++e->left == e->n;
-    if (last) {
-        struct rdv **pe = &b->head;
-        while (*pe != e)
-            pe = &(*pe)->next;
-        *pe = e->next;
-    }
+    if (last)
+        rdv_unlink(b, e);
     pthread_mutex_unlock(&b->lock);
     if (last)
         rdv_free(e);
 }
 
+/* The bucket of key's entries (the table is set up on first use). */
+static struct bucket *bucket_of(const struct loom_rdv_key *key)
+{
+    pthread_once(&buckets_once, buckets_init);
+    return &buckets[(key->context_id / 2) % NBUCKETS];
+}
+
+/* The entry still waiting for members under key, or NULL; b locked. */
+static struct rdv *rdv_find(struct bucket *b, const struct loom_rdv_key *key, bool nonblocking)
+{
+    struct rdv *e = b->head;
+    while (e && !key_matches(e, key, nonblocking))
+        e = e->next;
+    return e;
+}
+
 int loom_rdv_run(const struct loom_rdv_key *key, int me, const struct loom_rdv_in *in,
                  loom_rdv_compute_fn compute, const void *arg, struct loom_rdv_out *out_p)
 {
-    pthread_once(&buckets_once, buckets_init);
-    struct bucket *b = &buckets[(key->context_id / 2) % NBUCKETS];
+    struct bucket *b = bucket_of(key);
     pthread_mutex_lock(&b->lock);
-    struct rdv *e = b->head;
-    while (e && !key_matches(e, key))
-        e = e->next;
+    struct rdv *e = rdv_find(b, key, false);
     if (!e) {
         e = rdv_new(key);
         if (!e) {
@@ -154,4 +193,61 @@ int loom_rdv_run(const struct loom_rdv_key *key, int me, const struct loom_rdv_i
      * mapped while it touches them. */
     rdv_leave(b, e);
     return rc;
+}
+
+/* A nonblocking duplicate's entry, with the new shared part over world[]. */
+static struct rdv *rdv_new_dup(const struct loom_rdv_key *k, const int *world)
+{
+    struct rdv *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->context_id = k->context_id;
+    e->kind = k->kind;
+    e->seq_or_tag = k->seq_or_tag;
+    e->n = k->n;
+    e->nonblocking = true;
+    e->arrivals = calloc((size_t)k->n, sizeof *e->arrivals);
+    /* The shared part last: nothing can fail after it (its n references
+     * belong to the members). */
+    if (!e->arrivals || !(e->sh = loom_comm_shared_new(k->n))) {
+        rdv_free(e);
+        return NULL;
+    }
+    memcpy(e->sh->world_of, world, (size_t)k->n * sizeof *world);
+    return e;
+}
+
+int loom_rdv_arrive(const struct loom_rdv_key *key, int me, const int *world, loom_rdv_done_fn done,
+                    void *done_arg, struct loom_comm_shared **sh_p)
+{
+    struct bucket *b = bucket_of(key);
+    pthread_mutex_lock(&b->lock);
+    struct rdv *e = rdv_find(b, key, true);
+    if (!e) {
+        e = rdv_new_dup(key, world);
+        if (!e) {
+            /* Fatal for the call on every member, as in loom_rdv_run. */
+            pthread_mutex_unlock(&b->lock);
+            return LOOM_ERR_NOMEM;
+        }
+        e->next = b->head;
+        b->head = e;
+    }
+    e->arrivals[me] = (struct arrival){done, done_arg};
+    struct loom_comm_shared *sh = e->sh;
+    bool last = ++e->arrived == e->n;
+    if (last)
+        rdv_unlink(b, e);
+    pthread_mutex_unlock(&b->lock);
+
+    if (last) {
+        /* Every arrival was recorded under the lock we took after it; each
+         * callback publishes its own completion. */
+        for (int i = 0; i < e->n; i++)
+            if (e->arrivals[i].fn)
+                e->arrivals[i].fn(e->arrivals[i].arg);
+        rdv_free(e);
+    }
+    *sh_p = sh;
+    return LOOM_OK;
 }

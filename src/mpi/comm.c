@@ -1,14 +1,17 @@
 /*
  * Communicator entry points (MPI-3.1 chapter 6, intracommunicators only):
  * argument checks and error classes here, objects and the collective
- * agreement in src/comm/. Intercommunicators are not implemented
- * (MPI_Comm_test_inter is always false).
+ * agreement in src/comm/. MPI_Comm_idup is here too: its request comes
+ * from src/pt2pt and completes through the comm layer's callback.
+ * Intercommunicators are not implemented (MPI_Comm_test_inter is always
+ * false).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm_impl.h"
 #include "mpi/mpi_impl.h"
+#include "pt2pt/p2p.h"
 #include "util/handle.h"
 
 bool loom_mpi_comm_valid(MPI_Comm comm)
@@ -130,6 +133,49 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return finish_dup(comm, c, newc, in, newcomm, "MPI_Comm_dup_with_info");
 }
 LOOM_MPI_ALIAS(Comm_dup_with_info);
+
+/* Completes an idup request: called by the last member to arrive. */
+static void idup_done(void *req)
+{
+    /* An empty status (MPI_ANY_SOURCE, MPI_ANY_TAG) from the allocation. */
+    loom_req_complete_async(req);
+}
+
+/*
+ * MPI_Comm_idup registers the caller's arrival in the parent's creation
+ * sequence (the same one as MPI_Comm_dup, split and create, separate from
+ * the collectives' sequence; each is in the same order on every member)
+ * and returns at once with a request that completes when every member has
+ * arrived. The handle is set here (MPI allows it; MPICH does the same): the
+ * new communicator exists from the call on, and its attributes are copied
+ * by their callbacks and its info inherited now, but the program must not
+ * use it before the request completes. Freeing the request is allowed; the
+ * communicator still becomes usable once every member has called. An error
+ * after the arrival (an attribute copy callback failing) is returned here
+ * and the request is dropped; the other members still complete.
+ */
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    COMM_ARG(c, comm, "MPI_Comm_idup");
+    if (!newcomm || !request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_idup", "newcomm or request is NULL");
+    loom_req *r = loom_req_alloc_generic(c);
+    if (!r)
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_idup", "out of memory for requests");
+    struct loom_comm *newc;
+    if (loom_comm_idup(c, idup_done, r, &newc) != LOOM_OK) {
+        loom_req_free(r); /* recycled once the last member completes it */
+        return nomem(comm, "MPI_Comm_idup");
+    }
+    int rc = finish_dup(comm, c, newc, loom_comm_priv(c)->info, newcomm, "MPI_Comm_idup");
+    if (rc != MPI_SUCCESS) {
+        loom_req_free(r);
+        return rc;
+    }
+    *request = r;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Comm_idup);
 
 static int finish_new(MPI_Comm comm, int rc, struct loom_comm *newc, MPI_Comm *newcomm,
                       const char *fn)

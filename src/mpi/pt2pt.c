@@ -1083,37 +1083,3 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Buffer_detach);
-
-/* ---- nonblocking communicator duplication ------------------------------ */
-
-/*
- * MPI_Comm_idup is MPI_Comm_dup (the same collective agreement, attributes
- * copied by their copy callbacks, the same info) followed by a request that
- * is already complete: MPI lets a nonblocking operation complete at any time
- * before its wait. The duplication itself still blocks until every member
- * has called MPI_Comm_idup, so a program that relies on the call returning
- * before its peers reach it (e.g. rank 0 idups then sends to rank 1, which
- * receives first and idups afterwards) deadlocks; see docs/pt2pt-perf.md.
- */
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
-{
-    struct loom_comm *c = NULL;
-    int rc = check_comm("MPI_Comm_idup", comm, &c);
-    if (rc)
-        return rc;
-    if (!newcomm || !request)
-        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_idup", "newcomm or request is NULL");
-    loom_req *r = loom_req_alloc_generic(c);
-    if (!r)
-        return loom_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_idup", "out of memory for requests");
-    if ((rc = PMPI_Comm_dup(comm, newcomm))) {
-        atomic_store_explicit(&r->done, 1, memory_order_relaxed);
-        loom_req_free(r);
-        return rc;
-    }
-    /* An empty status (MPI_ANY_SOURCE, MPI_ANY_TAG) from the allocation. */
-    atomic_store_explicit(&r->done, 1, memory_order_release);
-    *request = r;
-    return MPI_SUCCESS;
-}
-LOOM_MPI_ALIAS(Comm_idup);
