@@ -12,7 +12,11 @@
  * whenever the rank's worker is free: while the rank waits in any MPI call
  * (point-to-point, other collectives, MPI_Wait/Test), and while other ranks of
  * the worker wait. A rank that computes without calling MPI holds its worker,
- * so its own part does not advance meanwhile (docs/collectives.md).
+ * so its runner waits too; the calls are built not to need it: they use
+ * INDEPENDENT algorithms (algorithms.def), and a publisher exposes copies of
+ * what peers read (coll_expose), so the others complete meanwhile. A
+ * finished call's task stays with its post (member.held) until the post is
+ * reused, since peers may still read its arguments (docs/collectives.md).
  *
  * The rank and its runners share one worker, so the queues need no locks:
  * ULTs of one worker switch only where they wait or yield.
