@@ -1,7 +1,8 @@
 /* Blocking collective latency (OSU osu_<coll> method).  Compiled once per
- * collective with -DCOLL_<NAME> (see coll_defs.h).  For every size: a
- * barrier, warm-up calls, then timed back-to-back calls; each rank's time
- * per call is averaged over ranks (min/max with -f).  The barrier
+ * collective with -DCOLL_<NAME> (see coll_defs.h).  For every size:
+ * warm-up calls, then timed calls, each timed alone and followed by an
+ * untimed barrier (MPI_Barrier itself: back-to-back calls); each rank's
+ * time per call is averaged over ranks (min/max with -f).  The barrier
  * benchmark reports rank 0's own time (no reduction), so that it runs on an
  * MPI that has only Init/Finalize/Comm_rank/Comm_size/Barrier/Wtime. */
 #include "coll_defs.h"
@@ -47,15 +48,19 @@ int main(int argc, char **argv)
         bench_buf_size(&sb, &o, SBYTES(s, (size_t)n));
         bench_buf_size(&rb, &o, RBYTES(s, (size_t)n));
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = 0;
+        double t = 0;
         for (int i = 0; i < warm + iters; i++) {
-            if (i == warm)
-                t0 = MPI_Wtime();
             void *sp = bench_buf_at(&sb, i), *rp = bench_buf_at(&rb, i);
             (void)sp, (void)rp;
+            double t0 = MPI_Wtime();
             CALL(sp, rp, s);
+            if (i >= warm)
+                t += MPI_Wtime() - t0;
+#ifndef COLL_BARRIER
+            MPI_Barrier(MPI_COMM_WORLD); /* as OSU: calls do not overlap */
+#endif
         }
-        double t = (MPI_Wtime() - t0) * 1e6 / iters;
+        t = t * 1e6 / iters;
         double st[3];
         bench_rank_stats(t, st);
         bench_report(&o, SIZED ? (long)s : 0, st[0], st, iters, NULL);
