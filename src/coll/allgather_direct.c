@@ -2,7 +2,9 @@
  * Allgather and Allgatherv: every member publishes its block (its send
  * buffer, or its own block of its receive buffer when in place) and copies
  * every other member's block into its receive buffer, starting with its right
- * neighbour so that readers spread over the sources; each counts itself
+ * neighbour so that readers spread over the sources. A block of at most
+ * COLL_CELL bytes is packed into the post (copy-in: readers unpack it, one
+ * line for up to 32 B, and nobody waits for readers). Larger, each counts itself
  * done with every block it read, and a member returns once all others have
  * read its own (nobody waits for a member that is still copying, so a
  * nonblocking call progresses without it).
@@ -18,8 +20,15 @@ static int allgather(struct coll_ctx *x)
     struct coll_post *mine = coll_publish_begin(x);
     struct coll_block own = a->in_place ? coll_recv_block(x->kind, a, me)
                                         : (struct coll_block){a->sbuf, a->scount, a->stype};
-    mine->data = coll_expose(x, mine, own.buf, own.count, own.type, false);
-    coll_expect_reads(x, mine, n - 1);
+    size_t nb = own.count * own.type->size;
+    if (nb <= COLL_CELL) {
+        loom_type_pack(coll_post_cell(mine, nb), own.buf, own.type, 0, nb);
+        mine->nbytes = nb;
+        mine->copied_in = true;
+    } else {
+        mine->data = coll_expose(x, mine, own.buf, own.count, own.type, false);
+        coll_expect_reads(x, mine, n - 1);
+    }
     coll_publish_done(x, mine, true);
     if (!a->in_place) {
         struct coll_block d = coll_recv_block(x->kind, a, me);
@@ -32,6 +41,9 @@ static int allgather(struct coll_ctx *x)
         if (!p) {
             e = x->err;
             coll_peer_release(x, r);
+        } else if (p->copied_in) {
+            e = coll_unpack(x, coll_recv_block(x->kind, a, r), coll_post_cell(p, p->nbytes),
+                            p->nbytes);
         } else {
             struct coll_block d = coll_recv_block(x->kind, a, r);
             struct coll_block s = p->args.in_place

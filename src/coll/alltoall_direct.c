@@ -2,8 +2,10 @@
  * Alltoall, Alltoallv, Alltoallw: every member publishes its send buffer (in
  * place: a snapshot of its receive buffer, which it is about to overwrite)
  * and pulls, from every member, the block addressed to it, starting with its
- * right neighbour; each counts itself done with every post it read, and a
- * member returns once all others have read its own (as Allgather).
+ * right neighbour. MPI_Alltoall with all blocks within COLL_CELL bytes packs
+ * them into the post (copy-in: nobody waits for readers). Otherwise each
+ * counts itself done with every post it read, and a member returns once all
+ * others have read its own (as Allgather).
  * Cost: N * line + (N - 1) * m / copy per member (concurrent) + N * line
  * (the counts).
  */
@@ -14,14 +16,30 @@ static int alltoall(struct coll_ctx *x)
     const struct loom_coll_args *a = x->a;
     int n = x->size, me = x->rank, rc = MPI_SUCCESS;
     struct coll_post *mine = coll_publish_begin(x);
-    /* In place: a copy of the receive blocks, which the caller overwrites. */
-    const void *base = coll_expose_blocks(x, mine, !a->in_place, a->in_place);
-    if (!base) {
-        rc = MPI_ERR_NO_MEM;
-        base = a->rbuf;
+    size_t block = x->kind != LOOM_COLL_ALLTOALL ? 0
+                   : a->in_place                 ? a->rcount * a->rtype->size
+                                                 : a->scount * a->stype->size;
+    if (x->kind == LOOM_COLL_ALLTOALL && block * (size_t)n <= COLL_CELL) {
+        /* Copy-in: block j at j * block (in place too: packed before any
+         * block is overwritten). */
+        char *cell = coll_post_cell(mine, block * (size_t)n);
+        for (int j = 0; j < n; j++) {
+            struct coll_block b = a->in_place ? coll_recv_block(x->kind, a, j)
+                                              : coll_send_block(x->kind, a, a->sbuf, j);
+            loom_type_pack(cell + (size_t)j * block, b.buf, b.type, 0, block);
+        }
+        mine->nbytes = block;
+        mine->copied_in = true;
+    } else {
+        /* In place: a copy of the receive blocks, which the caller overwrites. */
+        const void *base = coll_expose_blocks(x, mine, !a->in_place, a->in_place);
+        if (!base) {
+            rc = MPI_ERR_NO_MEM;
+            base = a->rbuf;
+        }
+        mine->data = base;
+        coll_expect_reads(x, mine, n - 1);
     }
-    mine->data = base;
-    coll_expect_reads(x, mine, n - 1);
     coll_publish_done(x, mine, true);
     for (int k = 0; k < n; k++) {
         int r = (me + k) % n;
@@ -30,6 +48,10 @@ static int alltoall(struct coll_ctx *x)
         if (!p) {
             e = x->err;
             coll_peer_release(x, r);
+        } else if (p->copied_in) {
+            e = coll_unpack(x, coll_recv_block(x->kind, a, r),
+                            coll_post_cell(p, p->nbytes * (size_t)n) + (size_t)me * p->nbytes,
+                            p->nbytes);
         } else {
             struct coll_block d = coll_recv_block(x->kind, a, r);
             struct coll_block s;

@@ -280,6 +280,10 @@ struct coll_block coll_send_block(enum loom_coll_kind kind, const struct loom_co
 /* The block the member with arguments pa receives from member i. */
 struct coll_block coll_recv_block(enum loom_coll_kind kind, const struct loom_coll_args *pa, int i);
 
+/* Unpacks nb packed bytes at src (a copy-in cell) into block d;
+ * MPI_ERR_TRUNCATE when they do not fit. */
+int coll_unpack(struct coll_ctx *x, struct coll_block d, const void *src, size_t nb);
+
 /* The input of a reduction: the receive buffer when in place. */
 static inline const void *coll_input(const struct loom_coll_args *a)
 {

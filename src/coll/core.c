@@ -532,6 +532,15 @@ int coll_copy(struct coll_ctx *x, void *dst, size_t dcount, struct loom_type *dt
     return MPI_SUCCESS;
 }
 
+int coll_unpack(struct coll_ctx *x, struct coll_block d, const void *src, size_t nb)
+{
+    size_t cap = d.count * d.type->size;
+    if (nb > cap)
+        return coll_truncated(x, nb, cap);
+    loom_type_unpack((void *)d.buf, d.type, src, 0, nb);
+    return MPI_SUCCESS;
+}
+
 int coll_truncated(struct coll_ctx *x, size_t n, size_t cap)
 {
     snprintf(x->me->whybuf, sizeof x->me->whybuf,
