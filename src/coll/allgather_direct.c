@@ -1,8 +1,10 @@
 /*
  * Allgather and Allgatherv: every member publishes its block (its send
  * buffer, or its own block of its receive buffer when in place) and copies
- * every other member's block into its receive buffer, starting with its right
- * neighbour so that readers spread over the sources; a fence ends the call.
+ * every other member's block into its receive buffer in the copy order
+ * (coll_peer(): one domain: starting with its right neighbour; several: at
+ * each step the readers spread evenly over the sources and over the domains'
+ * memories); a fence ends the call.
  * Cost: N * line + (N - 1) * m / copy per member (concurrent) + a fence.
  */
 #include "coll/coll_impl.h"
@@ -18,7 +20,7 @@ static int allgather(struct coll_ctx *x)
         rc = coll_copy(x, (void *)d.buf, d.count, d.type, a->sbuf, a->scount, a->stype);
     }
     for (int k = 1; k < n; k++) {
-        int r = (me + k) % n;
+        int r = coll_peer(x->sh, me, k);
         const struct coll_post *p = coll_peer_post(x, r);
         int e;
         if (!p) {

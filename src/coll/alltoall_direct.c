@@ -1,8 +1,10 @@
 /*
  * Alltoall, Alltoallv, Alltoallw: every member publishes its send buffer (in
  * place: a snapshot of its receive buffer, which it is about to overwrite)
- * and pulls, from every member, the block addressed to it, starting with its
- * right neighbour; a fence ends the call.
+ * and pulls, from every member, the block addressed to it, in the copy order
+ * (coll_peer(): itself, then its right neighbour with one domain; with
+ * several, each step's readers spread evenly over the domains' memories); a
+ * fence ends the call.
  * Cost: N * line + (N - 1) * m / copy per member (concurrent) + a fence.
  */
 #include <string.h>
@@ -53,7 +55,7 @@ static int alltoall(struct coll_ctx *x)
     mine->data = base;
     coll_publish_done(x, mine, true);
     for (int k = 0; k < n; k++) {
-        int r = (me + k) % n;
+        int r = coll_peer(x->sh, me, k);
         const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
         int e;
         if (!p) {

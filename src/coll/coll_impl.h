@@ -112,6 +112,17 @@ struct coll_shared {
     int nlocal;               /* workers the members run on */
     int *local_of;            /* [size] a member's worker, 0..nlocal-1 */
     struct coll_local *local; /* [nlocal] per-worker stage (local.c) */
+    /* Memory domains: NUMA nodes when the members span several, else
+     * packages when they span several, else the machine (ndom = 1). */
+    int ndom;
+    int *dom;        /* [size] a member's domain, 0..ndom-1 (numbered by first member) */
+    int *dom_idx;    /* [size] its index among its domain's members */
+    int *dom_start;  /* [ndom + 1] domain d's members: dom_list[dom_start[d]..dom_start[d+1]) */
+    int *dom_list;   /* [size] the members by domain, each domain in rank order */
+    int dom_max;     /* most members in one domain */
+    bool dom_contig; /* every domain is a range of consecutive ranks */
+    int *spread;     /* [size] members taking the domains in turn: copy order */
+    int *spread_pos; /* [size] a member's index in spread */
     _Atomic uint64_t rep_arrived LOOM_ALIGNED_CL; /* representatives' barrier */
     _Atomic uint64_t rep_gen LOOM_ALIGNED_CL;
     _Atomic uint64_t arrived LOOM_ALIGNED_CL; /* central barrier */
@@ -249,6 +260,29 @@ struct coll_block coll_send_block(enum loom_coll_kind kind, const struct loom_co
 /* The block the member with arguments pa receives from member i. */
 struct coll_block coll_recv_block(enum loom_coll_kind kind, const struct loom_coll_args *pa, int i);
 
+/* The k-th member (0 <= k <= size; k = 0 and k = size: r itself) that
+ * member r copies from or to in the direct algorithms. Members of one
+ * domain take the domains in turn, each starting at a different one, so at
+ * every step each domain's memory serves about the same number of readers;
+ * with one domain this is (r + k) mod size, the right neighbour first. */
+static inline int coll_peer(const struct coll_shared *sh, int r, int k)
+{
+    int i = sh->spread_pos[r] + k;
+    return sh->spread[i < sh->size ? i : i - sh->size];
+}
+
+/* Member i of domain d (i below the domain's member count). */
+static inline int coll_dom_member(const struct coll_shared *sh, int d, int i)
+{
+    return sh->dom_list[sh->dom_start[d] + i];
+}
+
+/* Members of domain d. */
+static inline int coll_dom_size(const struct coll_shared *sh, int d)
+{
+    return sh->dom_start[d + 1] - sh->dom_start[d];
+}
+
 /* The input of a reduction: the receive buffer when in place. */
 static inline const void *coll_input(const struct loom_coll_args *a)
 {
@@ -315,5 +349,9 @@ extern struct coll_model coll_model;
 size_t coll_call_bytes(const struct coll_ctx *x);
 /* Members that share a worker with another member (oversubscription). */
 int coll_max_per_worker(const struct coll_shared *sh);
+/* Seconds for `bytes` to reach one memory domain from the others, all of
+ * its members' remote reads at once: a domain's link is taken to carry its
+ * memory's share of the machine's bandwidth, mem / D. 0 with one domain. */
+double coll_remote_s(const struct coll_shared *sh, double bytes);
 
 #endif
