@@ -283,6 +283,37 @@ static inline int coll_dom_size(const struct coll_shared *sh, int d)
     return sh->dom_start[d + 1] - sh->dom_start[d];
 }
 
+/* The tiles of the domain algorithms (allreduce_numa.c, reduce_numa.c): the
+ * vector is cut into chunks of ntiles = dom_max tiles; in each domain of q
+ * members, member j mod q owns tile j of every chunk. A tile is at most
+ * COLL_STRIP bytes and, when the type's extent divides a cache line, a whole
+ * number of lines from the buffer's start: a chunk's work stays in cache
+ * (strip mining) and owners of neighbouring tiles do not share lines. */
+struct coll_tiles {
+    size_t count;     /* elements of the vector */
+    size_t tile;      /* elements of a tile (the last ones may be short or empty) */
+    size_t chunk;     /* elements of a chunk: ntiles * tile */
+    uint64_t nchunks; /* at least 1: a call of no elements still synchronizes */
+    int ntiles;
+};
+/* Most chunks: a stage of a chunk is signalled in a member's progress flag
+ * as seq << 20 | (chunk * 4 + stage), stage 1..3; FINAL after them all. */
+#define COLL_TILES_MAX_CHUNKS ((uint64_t)1 << 17)
+#define COLL_TILES_FINAL      (((uint64_t)1 << 20) - 1)
+
+void coll_tiles_init(const struct coll_shared *sh, const struct loom_type *t, size_t count,
+                     struct coll_tiles *tl);
+
+/* Elements [*e0_p, *e0_p + return value) of tile j of chunk c. */
+static inline size_t coll_tile(const struct coll_tiles *tl, uint64_t c, int j, size_t *e0_p)
+{
+    size_t e0 = (size_t)c * tl->chunk + (size_t)j * tl->tile;
+    *e0_p = e0;
+    if (e0 >= tl->count)
+        return 0;
+    return tl->count - e0 < tl->tile ? tl->count - e0 : tl->tile;
+}
+
 /* The input of a reduction: the receive buffer when in place. */
 static inline const void *coll_input(const struct loom_coll_args *a)
 {

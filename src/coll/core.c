@@ -475,6 +475,34 @@ double coll_remote_s(const struct coll_shared *sh, double bytes)
     return sh->ndom > 1 ? bytes * sh->ndom / coll_model.mem_bps : 0;
 }
 
+void coll_tiles_init(const struct coll_shared *sh, const struct loom_type *t, size_t count,
+                     struct coll_tiles *tl)
+{
+    MPI_Aint ext = t->ub - t->lb;
+    size_t line = ext > 0 && LOOM_CACHE_LINE % ext == 0 ? LOOM_CACHE_LINE / (size_t)ext : 1;
+    size_t nt = (size_t)sh->dom_max;
+    size_t tile = ext > 0 ? COLL_STRIP / (size_t)ext : count;
+    tile = tile / line * line;
+    if (tile < line)
+        tile = line;
+    if (count < nt * tile) { /* one chunk: tiles as even as lines allow */
+        tile = (count + nt - 1) / nt;
+        tile = (tile + line - 1) / line * line;
+        if (tile == 0)
+            tile = 1;
+    }
+    uint64_t nchunks = (count + nt * tile - 1) / (nt * tile);
+    if (nchunks > COLL_TILES_MAX_CHUNKS) {
+        tile *= (size_t)((nchunks + COLL_TILES_MAX_CHUNKS - 1) / COLL_TILES_MAX_CHUNKS);
+        nchunks = (count + nt * tile - 1) / (nt * tile);
+    }
+    *tl = (struct coll_tiles){.count = count,
+                              .tile = tile,
+                              .chunk = nt * tile,
+                              .nchunks = nchunks ? nchunks : 1,
+                              .ntiles = (int)nt};
+}
+
 /* ---- data -------------------------------------------------------------- */
 
 int coll_copy(struct coll_ctx *x, void *dst, size_t dcount, struct loom_type *dt, const void *src,
