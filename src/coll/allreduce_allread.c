@@ -2,8 +2,9 @@
  * Allreduce for small vectors: every member packs its input into its post's
  * cell, then folds all N cells (in rank order) into its own buffer. One * round of flags, no fence;
  * a cell is reused only once every member is done with the call that filled it (coll_impl.h,
- * "Publication"). Cost: N * line (the cells) + N * m / copy. Applies when m <= COLL_CELL and the
- * type is contiguous.
+ * "Publication"). Cost: N * line (the cells) + N * m / copy (+ remote(q N (D - 1) / D * m): the
+ * cells of other memory domains, q members in the busiest of D). Applies when m <= COLL_CELL and
+ * the type is contiguous.
  */
 
 #include "coll/coll_impl.h"
@@ -35,5 +36,7 @@ double coll_allreduce_allread_cost(const struct coll_ctx *x, size_t nbytes)
         return -1;
     double n = x->size;
     double wake = coll_max_per_worker(x->sh) > 1 ? n * m->wake_s : 0;
-    return n * m->line_s * (n > 8 ? n / 8 : 1) + n * nbytes / m->copy_bps + wake;
+    double q = x->sh->dom_max, nd = x->sh->ndom;
+    return n * m->line_s * (n > 8 ? n / 8 : 1) + n * nbytes / m->copy_bps + wake +
+           coll_remote_s(x->sh, q * n * (nd - 1) / nd * nbytes);
 }
