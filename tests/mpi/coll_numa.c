@@ -68,9 +68,10 @@ static void int_sums(MPI_Datatype dt, const char *name, int per, const int *used
         out[e] = -7; /* gaps stay -7 */
     }
     int is_root = variant < 2 || rank == root;
-    const char *coll = variant == 0 ? "Allreduce" : variant == 1 ? "Allreduce in place"
-                                                : variant == 2   ? "Reduce"
-                                                                 : "Reduce in place";
+    const char *coll = variant == 0   ? "Allreduce"
+                       : variant == 1 ? "Allreduce in place"
+                       : variant == 2 ? "Reduce"
+                                      : "Reduce in place";
     void *sbuf = in;
     if (variant == 1 || (variant == 3 && rank == root)) {
         for (size_t k = 0; k < count; k++)
@@ -81,8 +82,8 @@ static void int_sums(MPI_Datatype dt, const char *name, int per, const int *used
     if (variant < 2)
         check_rc(MPI_Allreduce(sbuf, out, (int)count, dt, MPI_SUM, MPI_COMM_WORLD), coll);
     else
-        check_rc(MPI_Reduce(variant == 3 && rank != root ? in : sbuf, out, (int)count, dt,
-                            MPI_SUM, root, MPI_COMM_WORLD),
+        check_rc(MPI_Reduce(variant == 3 && rank != root ? in : sbuf, out, (int)count, dt, MPI_SUM,
+                            root, MPI_COMM_WORLD),
                  coll);
     if (is_root)
         for (size_t k = 0; k < count; k++)
@@ -127,9 +128,10 @@ static void matrix(MPI_Datatype mt, MPI_Op op, size_t count, int root, int varia
         mat_of(rank, e, in + 4 * e);
         mat_of(rank, e, out + 4 * e);
     }
-    const char *coll = variant == 0 ? "Allreduce" : variant == 1 ? "Allreduce in place"
-                                                : variant == 2   ? "Reduce"
-                                                                 : "Reduce in place";
+    const char *coll = variant == 0   ? "Allreduce"
+                       : variant == 1 ? "Allreduce in place"
+                       : variant == 2 ? "Reduce"
+                                      : "Reduce in place";
     void *sbuf = variant == 1 || (variant == 3 && rank == root) ? MPI_IN_PLACE : in;
     if (variant < 2)
         check_rc(MPI_Allreduce(sbuf, out, (int)count, mt, op, MPI_COMM_WORLD), coll);
