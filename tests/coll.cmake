@@ -69,8 +69,8 @@ endforeach()
 set(COLL_FORCED
     BARRIER:central BARRIER:dissemination BARRIER:tree BARRIER:perworker
     BCAST:direct BCAST:twostage BCAST:pipeline
-    REDUCE:direct REDUCE:tree
-    ALLREDUCE:tiled ALLREDUCE:reduce_bcast ALLREDUCE:allread ALLREDUCE:perworker)
+    REDUCE:direct REDUCE:tree REDUCE:numa
+    ALLREDUCE:tiled ALLREDUCE:reduce_bcast ALLREDUCE:allread ALLREDUCE:perworker ALLREDUCE:numa)
 foreach(f ${COLL_FORCED})
   string(REPLACE ":" ";" kv ${f})
   list(GET kv 0 coll)
@@ -85,3 +85,72 @@ foreach(f ${COLL_FORCED})
   coll_expect(coll_stress_${lcoll}_${alg}_16 --out "^coll_stress: 16 ranks ok$"
               -- env LOOM_COLL_${coll}=${alg} ${CRUN} -n 16 ${MPIBIN}/coll_stress quick)
 endforeach()
+
+# The memory-domain algorithms (allreduce and reduce "numa") forced, and the
+# direct gathers' and all-to-alls' copy order, checked by coll_numa (exact
+# integer sums on three layouts, a non-commutative user op in rank order, in
+# place, Gather/Allgather/Alltoall) on the real topology (one domain: the
+# whole machine), on 2x2x8 in blocks (4 NUMA nodes, each a range of ranks:
+# the non-commutative op runs numa too), on 2x2x8 by NUMA node and on
+# "package:4 core:16" (4 packages, one NUMA node) by package (domains not
+# ranges: a non-commutative op falls back to tiled / direct).
+loom_mpi_program(coll_numa SOURCES coll_numa.c)
+set(SYN_C "package:4 core:16 pu:1")
+set(NUMA_FORCE LOOM_COLL_ALLREDUCE=numa LOOM_COLL_REDUCE=numa)
+foreach(n 1 2 3 7 16 64)
+  set(arg "")
+  if(n EQUAL 64)
+    set(arg quick)
+  endif()
+  coll_expect(coll_numa_${n} --out "^coll_numa: ${n} ranks ok$"
+              -- env ${NUMA_FORCE} ${CRUN} -n ${n} ${MPIBIN}/coll_numa ${arg})
+  coll_expect(coll_numa_${n}_syn_2x2x8 --out "^coll_numa: ${n} ranks ok$"
+              -- env ${NUMA_FORCE} HWLOC_SYNTHETIC=${SYN_A} ${CRUN} -n ${n} ${MPIBIN}/coll_numa ${arg})
+  coll_expect(coll_numa_${n}_syn_2x2x8_by_numa --out "^coll_numa: ${n} ranks ok$"
+              -- env ${NUMA_FORCE} HWLOC_SYNTHETIC=${SYN_A} ${CRUN} --map-by numa -n ${n}
+                 ${MPIBIN}/coll_numa ${arg})
+  coll_expect(coll_numa_${n}_syn_4x16_by_package --out "^coll_numa: ${n} ranks ok$"
+              -- env ${NUMA_FORCE} HWLOC_SYNTHETIC=${SYN_C} ${CRUN} --map-by package -n ${n}
+                 ${MPIBIN}/coll_numa ${arg})
+endforeach()
+# The large counts at 64 ranks on the 2x2x8 topology (2 ranks per worker).
+coll_expect(coll_numa_64_syn_2x2x8_full --out "^coll_numa: 64 ranks ok$"
+            -- env ${NUMA_FORCE} HWLOC_SYNTHETIC=${SYN_A} ${CRUN} -n 64 ${MPIBIN}/coll_numa)
+# The other programs with numa forced on several domains: every predefined
+# op and type, the user ops, derived datatypes, many back-to-back calls.
+foreach(t "ops;user;2x2x8;${SYN_A};core" "ops;quick;4x16_by_package;${SYN_C};package"
+          "types;;2x2x8_by_numa;${SYN_A};numa" "types;;4x16_by_package;${SYN_C};package"
+          "stress;quick;2x2x8_by_numa;${SYN_A};numa")
+  list(GET t 0 p)
+  list(GET t 1 arg)
+  list(GET t 2 tag)
+  list(GET t 3 syn)
+  list(GET t 4 map)
+  coll_expect(coll_${p}_numa_16_syn_${tag} --out "^coll_${p}: 16 ranks ok$"
+              -- env ${NUMA_FORCE} HWLOC_SYNTHETIC=${syn} ${CRUN} --map-by ${map} -n 16
+                 ${MPIBIN}/coll_${p} ${arg})
+endforeach()
+# The selector: never numa on one domain; on several, numa for a large
+# commutative reduction and never for the non-commutative op when the
+# domains are not ranges of ranks (coll_ops user: matrix product, then a
+# commutative op).
+coll_expect(coll_select_numa_one_domain --out "^coll_numa: 7 ranks ok$"
+            --err "MPI_Allreduce on 7 ranks, 400012 bytes:.* numa n/a"
+            --err "MPI_Reduce on 7 ranks, 400012 bytes:.* numa n/a"
+            -- env LOOM_COLL_VERBOSE=1 ${CRUN} -n 7 ${MPIBIN}/coll_numa)
+coll_expect(coll_select_numa_syn_2x2x8 --out "^coll_numa: 16 ranks ok$"
+            --err "MPI_Allreduce on 16 ranks, 400012 bytes:.* -> numa"
+            --err "MPI_Reduce on 16 ranks, 400012 bytes:.* -> numa"
+            -- env LOOM_COLL_VERBOSE=1 HWLOC_SYNTHETIC=${SYN_A} ${CRUN} -n 16 ${MPIBIN}/coll_numa)
+coll_expect(coll_select_numa_noncommutative --out "^coll_ops: 16 ranks ok$"
+            --err "MPI_Allreduce on 16 ranks, [0-9]+ bytes:.* numa n/a"
+            --err "MPI_Reduce on 16 ranks, [0-9]+ bytes:.* numa n/a"
+            -- env LOOM_COLL_VERBOSE=1 HWLOC_SYNTHETIC=${SYN_C} ${CRUN} --map-by package -n 16
+               ${MPIBIN}/coll_ops user)
+# The copy order under 2x2x8 with 64 ranks (4 domains of 16): Gather,
+# Allgather, Alltoall and their v/w variants stay exact (with
+# coll_basic_syn_2x2x8 above), by NUMA node too, and with derived datatypes.
+coll_expect(coll_types_copy_order_syn_2x2x8 --out "^coll_types: 64 ranks ok$"
+            -- env HWLOC_SYNTHETIC=${SYN_A} ${CRUN} -n 64 ${MPIBIN}/coll_types)
+coll_expect(coll_numa_copy_order_syn_2x2x8_by_numa --out "^coll_numa: 64 ranks ok$"
+            -- env HWLOC_SYNTHETIC=${SYN_A} ${CRUN} --map-by numa -n 64 ${MPIBIN}/coll_numa quick)

@@ -1,8 +1,10 @@
 /*
  * Allgather and Allgatherv: every member publishes its block (its send
  * buffer, or its own block of its receive buffer when in place) and copies
- * every other member's block into its receive buffer, starting with its right
- * neighbour so that readers spread over the sources. A block of at most
+ * every other member's block into its receive buffer in the copy order
+ * (coll_peer(): one domain: starting with its right neighbour; several: at
+ * each step the readers spread evenly over the sources and over the domains'
+ * memories). A block of at most
  * COLL_CELL bytes is packed into the post (copy-in: readers unpack it, one
  * line for up to 32 B, and nobody waits for readers). Larger, each counts itself
  * done with every block it read, and a member returns once all others have
@@ -35,7 +37,7 @@ static int allgather(struct coll_ctx *x)
         rc = coll_copy(x, (void *)d.buf, d.count, d.type, a->sbuf, a->scount, a->stype);
     }
     for (int k = 1; k < n; k++) {
-        int r = (me + k) % n;
+        int r = coll_peer(x->sh, me, k);
         const struct coll_post *p = coll_peer_post(x, r);
         int e;
         if (!p) {

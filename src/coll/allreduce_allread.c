@@ -9,7 +9,9 @@
  * ever waits for another member's fold, so a nonblocking call progresses
  * while a member computes.
  * Cost: N * line (the posts) + N * m / copy per member (concurrent); larger
- * than a cell the N members' reads share memory: N * m * min(N, W) / mem.
+ * than a cell the N members' reads share memory: N * m * min(N, W) / mem;
+ * + remote(q N (D - 1) / D * m): the inputs of other memory domains, q
+ * members in the busiest of D.
  */
 
 #include "coll/coll_impl.h"
@@ -53,9 +55,12 @@ double coll_allreduce_allread_cost(const struct coll_ctx *x, size_t nbytes)
     const struct coll_model *m = &coll_model;
     double n = x->size;
     double wake = coll_max_per_worker(x->sh) > 1 ? n * m->wake_s : 0;
+    double q = x->sh->dom_max, nd = x->sh->ndom;
+    double remote = coll_remote_s(x->sh, q * n * (nd - 1) / nd * nbytes);
     if (nbytes <= COLL_CELL && x->a->rtype->contig)
-        return n * m->line_s * (n > 8 ? n / 8 : 1) + n * nbytes / m->copy_bps + wake;
+        return n * m->line_s * (n > 8 ? n / 8 : 1) + n * nbytes / m->copy_bps + wake + remote;
     double at_once = n < x->sh->nlocal ? n : x->sh->nlocal;
     double per_member = 1 / m->copy_bps, shared = at_once / m->mem_bps;
-    return 2 * n * m->line_s + n * nbytes * (per_member > shared ? per_member : shared) + wake;
+    return 2 * n * m->line_s + n * nbytes * (per_member > shared ? per_member : shared) + wake +
+           remote;
 }

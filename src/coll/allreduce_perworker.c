@@ -10,6 +10,9 @@
  * copy-outs, N/W * m / copy in all. (The code had 2 m / copy per member, the
  * worker's whole work; loom-tune on 2 cores, 2026-11-23, measured perworker
  * fastest at 8 and 16 ranks from 32 KiB, where the model took tiled.)
+ * Several memory domains (D): the W / D representatives of a domain each
+ * read (D - 1) / D of the W accumulators from other domains: + remote(W / D
+ * * W (D - 1) / D * m) (coll_remote_s(); 0 with one domain).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -103,5 +106,7 @@ double coll_allreduce_perworker_cost(const struct coll_ctx *x, size_t nbytes)
         return -1;
     const struct coll_model *m = &coll_model;
     double w = x->sh->nlocal, per = coll_max_per_worker(x->sh);
-    return w * (m->line_s + nbytes / m->copy_bps) + per * (nbytes / m->copy_bps + m->local_wake_s);
+    double nd = x->sh->ndom;
+    return w * (m->line_s + nbytes / m->copy_bps) + per * (nbytes / m->copy_bps + m->local_wake_s) +
+           coll_remote_s(x->sh, w / nd * w * (nd - 1) / nd * nbytes);
 }

@@ -1,13 +1,13 @@
 /*
  * Alltoall, Alltoallv, Alltoallw: every member publishes its send buffer (in
  * place: a snapshot of its receive buffer, which it is about to overwrite)
- * and pulls, from every member, the block addressed to it, starting with its
- * right neighbour. MPI_Alltoall with all blocks within COLL_CELL bytes packs
- * them into the post (copy-in: nobody waits for readers). Otherwise each
- * counts itself done with every post it read, and a member returns once all
- * others have read its own (as Allgather).
- * Cost: N * line + (N - 1) * m / copy per member (concurrent) + N * line
- * (the counts).
+ * and pulls, from every member, the block addressed to it, in the copy order
+ * (coll_peer(): itself, then its right neighbour with one domain; with
+ * several, each step's readers spread evenly over the domains' memories). MPI_Alltoall with all
+ * blocks within COLL_CELL bytes packs them into the post (copy-in: nobody waits for readers).
+ * Otherwise each counts itself done with every post it read, and a member returns once all others
+ * have read its own (as Allgather). Cost: N * line + (N - 1) * m / copy per member (concurrent) + N
+ * * line (the counts).
  */
 #include "coll/coll_impl.h"
 
@@ -42,7 +42,7 @@ static int alltoall(struct coll_ctx *x)
     }
     coll_publish_done(x, mine, true);
     for (int k = 0; k < n; k++) {
-        int r = (me + k) % n;
+        int r = coll_peer(x->sh, me, k);
         const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
         int e;
         if (!p) {

@@ -10,6 +10,8 @@
  * members run on); small: 2 * line + N * line (flag reads).
  * (Readers at once were N - 1; loom-tune on 2 cores, 2026-11-23, measured
  * direct fastest at 8 and 16 ranks where the model took twostage/pipeline.)
+ * Several memory domains: the q readers of each other domain (q in the
+ * busiest) read across: + remote(q m) (coll_remote_s(); 0 with one domain).
  */
 #include "coll/coll_impl.h"
 
@@ -61,5 +63,6 @@ double coll_bcast_direct_cost(const struct coll_ctx *x, size_t nbytes)
         return (2 + readers) * m->line_s + nbytes / m->copy_bps;
     double at_once = readers < x->sh->nlocal ? readers : x->sh->nlocal;
     double per_reader = 1 / m->copy_bps, shared = at_once / m->mem_bps;
-    return m->line_s + nbytes * (per_reader > shared ? per_reader : shared);
+    return m->line_s + nbytes * (per_reader > shared ? per_reader : shared) +
+           coll_remote_s(x->sh, x->sh->dom_max * (double)nbytes);
 }

@@ -7,7 +7,8 @@
  * but at least (N - 1) * m / (min(N - 1, W) * copy): only the W workers the
  * members run on copy at once, so with many ranks per worker the chain's
  * copies queue up (measured by loom-tune on 2 cores, 2026-11-23: 8 and 16
- * ranks, 512 KiB and 1 MiB, pipeline 3-5x slower than direct).
+ * ranks, 512 KiB and 1 MiB, pipeline 3-5x slower than direct). Several
+ * memory domains: the chain enters each once: + remote(m) (coll_remote_s()).
  */
 #include "coll/coll_impl.h"
 
@@ -88,5 +89,5 @@ double coll_bcast_pipeline_cost(const struct coll_ctx *x, size_t nbytes)
     double hops = x->size - 1, at_once = hops < x->sh->nlocal ? hops : x->sh->nlocal;
     double chain = (hops + chunks - 1) * step,
            queued = at_once > 0 ? hops * nbytes / (at_once * m->copy_bps) : 0;
-    return (chain > queued ? chain : queued) + 3 * hops * m->line_s;
+    return (chain > queued ? chain : queued) + 3 * hops * m->line_s + coll_remote_s(x->sh, nbytes);
 }

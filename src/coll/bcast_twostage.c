@@ -4,7 +4,10 @@
  * of each group copy from their group's leader, whose copy is near them (same
  * NUMA node) or still in cache (same worker). The root's own group reads
  * from the root.
- * Cost: 2 * (line + m / copy), with the groups' second stages in parallel.
+ * Cost: 2 * (line + m / copy), with the groups' second stages in parallel,
+ * + remote(m) with several memory domains (coll_remote_s(): the leader of
+ * each crosses; remote(q m) when the groups are workers, q the members of
+ * the busiest domain).
  */
 #include "coll/coll_impl.h"
 
@@ -56,5 +59,9 @@ double coll_bcast_twostage_cost(const struct coll_ctx *x, size_t nbytes)
     const struct coll_model *m = &coll_model;
     if (x->sh->ngroups < 2 || x->sh->ngroups == x->size)
         return -1; /* one stage would do the same */
-    return 2 * (m->line_s + nbytes / m->copy_bps) + x->size * m->line_s;
+    /* Crossing into a domain: one leader when the groups are the domains,
+     * else every group's (worker's) leader in it. */
+    double across = x->sh->ngroups == x->sh->ndom ? 1 : x->sh->dom_max;
+    return 2 * (m->line_s + nbytes / m->copy_bps) + x->size * m->line_s +
+           coll_remote_s(x->sh, across * nbytes);
 }

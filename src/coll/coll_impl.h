@@ -117,6 +117,17 @@ struct coll_shared {
     int nlocal;               /* workers the members run on */
     int *local_of;            /* [size] a member's worker, 0..nlocal-1 */
     struct coll_local *local; /* [nlocal] per-worker stage (local.c) */
+    /* Memory domains: NUMA nodes when the members span several, else
+     * packages when they span several, else the machine (ndom = 1). */
+    int ndom;
+    int *dom;        /* [size] a member's domain, 0..ndom-1 (numbered by first member) */
+    int *dom_idx;    /* [size] its index among its domain's members */
+    int *dom_start;  /* [ndom + 1] domain d's members: dom_list[dom_start[d]..dom_start[d+1]) */
+    int *dom_list;   /* [size] the members by domain, each domain in rank order */
+    int dom_max;     /* most members in one domain */
+    bool dom_contig; /* every domain is a range of consecutive ranks */
+    int *spread;     /* [size] members taking the domains in turn: copy order */
+    int *spread_pos; /* [size] a member's index in spread */
     _Atomic uint64_t rep_arrived LOOM_ALIGNED_CL; /* representatives' barrier */
     _Atomic uint64_t rep_gen LOOM_ALIGNED_CL;
     _Atomic uint64_t arrived LOOM_ALIGNED_CL; /* central barrier */
@@ -284,6 +295,60 @@ struct coll_block coll_recv_block(enum loom_coll_kind kind, const struct loom_co
  * MPI_ERR_TRUNCATE when they do not fit. */
 int coll_unpack(struct coll_ctx *x, struct coll_block d, const void *src, size_t nb);
 
+/* The k-th member (0 <= k <= size; k = 0 and k = size: r itself) that
+ * member r copies from or to in the direct algorithms. Members of one
+ * domain take the domains in turn, each starting at a different one, so at
+ * every step each domain's memory serves about the same number of readers;
+ * with one domain this is (r + k) mod size, the right neighbour first. */
+static inline int coll_peer(const struct coll_shared *sh, int r, int k)
+{
+    int i = sh->spread_pos[r] + k;
+    return sh->spread[i < sh->size ? i : i - sh->size];
+}
+
+/* Member i of domain d (i below the domain's member count). */
+static inline int coll_dom_member(const struct coll_shared *sh, int d, int i)
+{
+    return sh->dom_list[sh->dom_start[d] + i];
+}
+
+/* Members of domain d. */
+static inline int coll_dom_size(const struct coll_shared *sh, int d)
+{
+    return sh->dom_start[d + 1] - sh->dom_start[d];
+}
+
+/* The tiles of the domain algorithms (allreduce_numa.c, reduce_numa.c): the
+ * vector is cut into chunks of ntiles = dom_max tiles; in each domain of q
+ * members, member j mod q owns tile j of every chunk. A tile is at most
+ * COLL_STRIP bytes and, when the type's extent divides a cache line, a whole
+ * number of lines from the buffer's start: a chunk's work stays in cache
+ * (strip mining) and owners of neighbouring tiles do not share lines. */
+struct coll_tiles {
+    size_t count;     /* elements of the vector */
+    size_t tile;      /* elements of a tile (the last ones may be short or empty) */
+    size_t chunk;     /* elements of a chunk: ntiles * tile */
+    uint64_t nchunks; /* at least 1: a call of no elements still synchronizes */
+    int ntiles;
+};
+/* Most chunks: a stage of a chunk is signalled in a member's progress flag
+ * as seq << 20 | (chunk * 4 + stage), stage 1..3; FINAL after them all. */
+#define COLL_TILES_MAX_CHUNKS ((uint64_t)1 << 17)
+#define COLL_TILES_FINAL      (((uint64_t)1 << 20) - 1)
+
+void coll_tiles_init(const struct coll_shared *sh, const struct loom_type *t, size_t count,
+                     struct coll_tiles *tl);
+
+/* Elements [*e0_p, *e0_p + return value) of tile j of chunk c. */
+static inline size_t coll_tile(const struct coll_tiles *tl, uint64_t c, int j, size_t *e0_p)
+{
+    size_t e0 = (size_t)c * tl->chunk + (size_t)j * tl->tile;
+    *e0_p = e0;
+    if (e0 >= tl->count)
+        return 0;
+    return tl->count - e0 < tl->tile ? tl->count - e0 : tl->tile;
+}
+
 /* The input of a reduction: the receive buffer when in place. */
 static inline const void *coll_input(const struct loom_coll_args *a)
 {
@@ -351,5 +416,9 @@ extern struct coll_model coll_model;
 size_t coll_call_bytes(const struct coll_ctx *x);
 /* Members that share a worker with another member (oversubscription). */
 int coll_max_per_worker(const struct coll_shared *sh);
+/* Seconds for `bytes` to reach one memory domain from the others, all of
+ * its members' remote reads at once: a domain's link is taken to carry its
+ * memory's share of the machine's bandwidth, mem / D. 0 with one domain. */
+double coll_remote_s(const struct coll_shared *sh, double bytes);
 
 #endif

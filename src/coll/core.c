@@ -41,6 +41,12 @@ static void shared_free(struct coll_shared *sh)
     free(sh->leader);
     free(sh->order);
     free(sh->pos);
+    free(sh->dom);
+    free(sh->dom_idx);
+    free(sh->dom_start);
+    free(sh->dom_list);
+    free(sh->spread);
+    free(sh->spread_pos);
     free(sh);
 }
 
@@ -72,6 +78,56 @@ static int compact(int *keys, int n)
     return nseen;
 }
 
+/* The memory domains and the copy order (coll_impl.h), from the workers. */
+static void domains_init(struct coll_shared *sh)
+{
+    int n = sh->size;
+    const int *w = sh->worker;
+    for (int lv = LOOM_LEVEL_NUMA; lv <= LOOM_LEVEL_PACKAGE; lv++) {
+        for (int i = 0; i < n; i++)
+            sh->dom_idx[i] = loom_job.worker_domain ? loom_job.worker_domain[lv][w[i]] : 0;
+        if (compact(sh->dom_idx, n) > 1)
+            break;
+    }
+    memcpy(sh->dom, sh->dom_idx, (size_t)n * sizeof(int));
+    sh->ndom = 0;
+    for (int i = 0; i < n; i++)
+        if (sh->dom[i] + 1 > sh->ndom)
+            sh->ndom = sh->dom[i] + 1;
+    /* Members by domain (a counting sort keeps rank order inside each). */
+    memset(sh->dom_start, 0, (size_t)(sh->ndom + 1) * sizeof(int));
+    for (int i = 0; i < n; i++)
+        sh->dom_start[sh->dom[i] + 1]++;
+    sh->dom_max = 0;
+    for (int d = 0; d < sh->ndom; d++) {
+        if (sh->dom_start[d + 1] > sh->dom_max)
+            sh->dom_max = sh->dom_start[d + 1];
+        sh->dom_start[d + 1] += sh->dom_start[d];
+    }
+    int *next = sh->spread_pos; /* [ndom] cursors, until the copy order below */
+    for (int d = 0; d < sh->ndom; d++)
+        next[d] = sh->dom_start[d];
+    for (int i = 0; i < n; i++) {
+        int d = sh->dom[i];
+        sh->dom_idx[i] = next[d] - sh->dom_start[d];
+        sh->dom_list[next[d]++] = i;
+    }
+    sh->dom_contig = true;
+    for (int i = 1; i < n; i++)
+        if (sh->dom[i] != sh->dom[i - 1] && sh->dom[i] != sh->dom[i - 1] + 1)
+            sh->dom_contig = false;
+    /* Copy order: member k of every domain in turn, k = 0, 1, ... (a
+     * domain with fewer members drops out when it runs out). */
+    int s = 0;
+    for (int k = 0; s < n; k++)
+        for (int d = 0; d < sh->ndom; d++)
+            if (k < coll_dom_size(sh, d)) {
+                int r = coll_dom_member(sh, d, k);
+                sh->spread_pos[r] = s;
+                sh->spread[s++] = r;
+            }
+}
+
 static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
 {
     int n = csh->size;
@@ -86,7 +142,15 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
     sh->leader = malloc((size_t)n * sizeof(int));
     sh->order = malloc((size_t)n * sizeof(int));
     sh->pos = malloc((size_t)n * sizeof(int));
-    if (!sh->m || !sh->worker || !sh->numa || !sh->group || !sh->leader || !sh->order || !sh->pos) {
+    sh->dom = malloc((size_t)n * sizeof(int));
+    sh->dom_idx = malloc((size_t)n * sizeof(int));
+    sh->dom_start = malloc((size_t)(n + 1) * sizeof(int));
+    sh->dom_list = malloc((size_t)n * sizeof(int));
+    sh->spread = malloc((size_t)n * sizeof(int));
+    sh->spread_pos = malloc((size_t)n * sizeof(int));
+    if (!sh->m || !sh->worker || !sh->numa || !sh->group || !sh->leader || !sh->order || !sh->pos ||
+        !sh->dom || !sh->dom_idx || !sh->dom_start || !sh->dom_list || !sh->spread ||
+        !sh->spread_pos) {
         shared_free(sh);
         return NULL;
     }
@@ -148,6 +212,7 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
                 sh->order[k++] = i;
     for (int i = 0; i < n; i++)
         sh->pos[sh->order[i]] = i;
+    domains_init(sh);
     return sh;
 }
 
@@ -517,6 +582,39 @@ void *coll_scratch(struct coll_ctx *x, int which, size_t len)
     me->scratch[which] = p;
     me->scratch_len[which] = cap;
     return p;
+}
+
+double coll_remote_s(const struct coll_shared *sh, double bytes)
+{
+    return sh->ndom > 1 ? bytes * sh->ndom / coll_model.mem_bps : 0;
+}
+
+void coll_tiles_init(const struct coll_shared *sh, const struct loom_type *t, size_t count,
+                     struct coll_tiles *tl)
+{
+    MPI_Aint ext = t->ub - t->lb;
+    size_t line = ext > 0 && LOOM_CACHE_LINE % ext == 0 ? LOOM_CACHE_LINE / (size_t)ext : 1;
+    size_t nt = (size_t)sh->dom_max;
+    size_t tile = ext > 0 ? COLL_STRIP / (size_t)ext : count;
+    tile = tile / line * line;
+    if (tile < line)
+        tile = line;
+    if (count < nt * tile) { /* one chunk: tiles as even as lines allow */
+        tile = (count + nt - 1) / nt;
+        tile = (tile + line - 1) / line * line;
+        if (tile == 0)
+            tile = 1;
+    }
+    uint64_t nchunks = (count + nt * tile - 1) / (nt * tile);
+    if (nchunks > COLL_TILES_MAX_CHUNKS) {
+        tile *= (size_t)((nchunks + COLL_TILES_MAX_CHUNKS - 1) / COLL_TILES_MAX_CHUNKS);
+        nchunks = (count + nt * tile - 1) / (nt * tile);
+    }
+    *tl = (struct coll_tiles){.count = count,
+                              .tile = tile,
+                              .chunk = nt * tile,
+                              .nchunks = nchunks ? nchunks : 1,
+                              .ntiles = (int)nt};
 }
 
 /* ---- data -------------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /*
  * Gather and Gatherv: every member publishes its send buffer; the root copies
- * each one into place (starting with its right neighbour, so that roots of
- * consecutive calls do not all start on the same member), then releases them.
+ * each one into place in the copy order (coll_peer(): starting with the
+ * member after it, so that roots of consecutive calls do not all start on the
+ * same member, and taking the memory domains in turn), then releases them.
  * A member whose block is at most COLL_CELL bytes packs it into its post's
  * cell and returns at once (copy-in); the root unpacks it from there.
  * Members that did not copy in are released as soon as their block is copied
@@ -30,7 +31,7 @@ static int gather(struct coll_ctx *x)
         return MPI_SUCCESS;
     }
     for (int k = 0; k < n; k++) {
-        int r = (root + 1 + k) % n;
+        int r = coll_peer(x->sh, root, 1 + k);
         struct coll_block d = coll_recv_block(x->kind, a, r);
         int e = MPI_SUCCESS;
         if (r == root) {

@@ -13,6 +13,9 @@
  * read its input. (Both measured by loom-tune on 2 cores, 2026-11-23:
  * 1 KiB -> 2 KiB adds 3-6 us at 8 and 16 ranks; up to 512 B on 2 ranks
  * copy-in is 20% faster than the tree, which the model had the other way.)
+ * Several memory domains (D): the inputs of the other domains, about
+ * N (D - 1) / D, cross into the root's: + remote(N (D - 1) / D * m)
+ * (coll_remote_s(); 0 with one domain).
  */
 
 #include "coll/coll_impl.h"
@@ -53,7 +56,8 @@ int coll_reduce_direct(struct coll_ctx *x)
 double coll_reduce_direct_cost(const struct coll_ctx *x, size_t nbytes)
 {
     const struct coll_model *m = &coll_model;
-    double n = x->size, fold = n * nbytes / m->copy_bps;
+    double n = x->size, nd = x->sh->ndom;
+    double fold = n * nbytes / m->copy_bps + coll_remote_s(x->sh, n * (nd - 1) / nd * nbytes);
     if (nbytes <= COLL_CELL && x->a->rtype->contig)
         return (n - 1) * m->line_s + fold;
     double parked = coll_max_per_worker(x->sh) > 1 ? (n - 1) * m->wake_s : 0;

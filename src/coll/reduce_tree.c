@@ -13,6 +13,9 @@
  * about per members: + ceil(log2 N) * per * local_wake. (Measured by
  * loom-tune on 2 cores, 2026-11-23: 8 and 16 ranks up to 512 B, tree 5-10x
  * slower than direct's copy-in, which the model had the other way round.)
+ * Several memory domains (D): + remote(m) per level whose children are in
+ * another domain: the top ceil(log2 D) levels when every domain is a range of
+ * ranks, else every level (coll_remote_s(); 0 with one domain).
  */
 #include <math.h>
 
@@ -81,7 +84,10 @@ double coll_reduce_tree_cost(const struct coll_ctx *x, size_t nbytes)
     double folds = depth, w = x->sh->nlocal, per = coll_max_per_worker(x->sh);
     if (x->size > 1 && (x->size - 1) / w > folds)
         folds = (x->size - 1) / w;
+    /* Levels whose child is in another domain: the top ceil(log2 D) when
+     * the domains are ranges of ranks, else any. */
+    double nd = x->sh->ndom, crossing = x->sh->dom_contig ? ceil(log2(nd)) : depth;
     return 2 * depth * m->line_s + folds * 2 * nbytes / m->copy_bps +
-           (per > 1 ? depth * per * m->local_wake_s : 0) +
+           crossing * coll_remote_s(x->sh, nbytes) + (per > 1 ? depth * per * m->local_wake_s : 0) +
            (x->a->root != 0 ? nbytes / m->copy_bps : 0);
 }

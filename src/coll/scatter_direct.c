@@ -4,6 +4,8 @@
  * MPI_Scatter: when all the blocks fit in COLL_CELL bytes the root packs them
  * into its post's cell, one after the other, and returns at once (copy-in);
  * larger, a nonblocking root publishes a copy of its blocks (coll_expose).
+ * (Each member makes one copy, all from the root's memory: there is no order
+ * of copies to arrange over the memory domains.)
  * Cost: line + m / copy per member, in parallel; N * line at the root.
  */
 #include "coll/coll_impl.h"
