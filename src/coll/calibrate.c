@@ -16,8 +16,12 @@
  *    a park, a wake through the other worker's inbox and a switch, what a
  *    collective pays when it wakes a rank on another worker.
  *  - local_wake: the same with both ULTs on worker 0 (run queue and switch).
- *  - copy: memcpy by one ULT of a block of a quarter of core 0's L2 (source
- *    and destination fit in it), repeated to 8 MiB a batch.
+ *  - copy: memcpy of a block of a quarter of core 0's L2 that a ULT on the
+ *    nearest other core has just written, what a rank pays to copy a peer's
+ *    data (the cost functions' copies are such). Also recorded, not used:
+ *    copy_l2, memcpy of such a block inside core 0's L2 (source and
+ *    destination fit), repeated to 8 MiB a batch. With one core, copy is
+ *    copy_l2.
  *  - mem: every worker copies its share of the total last-level cache size
  *    at once (16 to 512 MiB of source, as much destination: twice what the
  *    caches hold): the memory system's streaming copy bandwidth, all cores.
@@ -49,6 +53,8 @@
 /* Bytes copied per copy batch; mem passes timed. */
 #define CALIB_COPY_BYTES (8u << 20)
 #define CALIB_MEM_PASSES 3
+/* Peer copies timed (one block each). */
+#define CALIB_PEER_ROUNDS 16
 
 /* Keeps the compiler from dropping a copy nobody reads. */
 static inline void opaque(void *p)
@@ -158,6 +164,57 @@ static double copy_bandwidth(size_t len)
     free(src);
     free(dst);
     return isfinite(best) && best > 0 ? (double)(reps * len) / best : 0;
+}
+
+/* The peer copy: a partner writes the block, the controller copies it. */
+struct peer_copy {
+    char *src;
+    size_t len;
+    _Atomic int round LOOM_ALIGNED_CL; /* the partner wrote src for this round */
+    _Atomic int want LOOM_ALIGNED_CL;  /* the controller asks for this round */
+};
+
+static void peer_writer(void *arg)
+{
+    struct peer_copy *pc = arg;
+    for (int b = 0; b <= CALIB_PEER_ROUNDS; b++) {
+        /* Acquire: the controller is done reading src of round b - 1. */
+        while (atomic_load_explicit(&pc->want, memory_order_acquire) != b)
+            loom_cpu_relax(); /* alone on its worker */
+        memset(pc->src, b + 1, pc->len);
+        /* Release: publishes the block before its round number. */
+        atomic_store_explicit(&pc->round, b, memory_order_release);
+    }
+}
+
+/* Bytes/s of memcpy of a len-byte block that a ULT on worker w has just
+ * written (its lines are in that core's cache): what a rank pays to copy a
+ * peer's data. Best of CALIB_PEER_ROUNDS copies; 0 on failure. */
+static double peer_copy_bandwidth(int w, size_t len)
+{
+    struct peer_copy pc = {.src = aligned_alloc(LOOM_CACHE_LINE, len), .len = len};
+    char *dst = aligned_alloc(LOOM_CACHE_LINE, len);
+    double best = INFINITY;
+    atomic_store(&pc.round, -1);
+    atomic_store(&pc.want, -1);
+    if (pc.src && dst && loom_ult_create(peer_writer, &pc, w, 0, NULL) == LOOM_OK) {
+        memset(dst, 0, len);
+        for (int b = 0; b <= CALIB_PEER_ROUNDS; b++) {
+            atomic_store_explicit(&pc.want, b, memory_order_release);
+            while (atomic_load_explicit(&pc.round, memory_order_acquire) != b)
+                loom_cpu_relax();
+            double t0 = now_s();
+            memcpy(dst, pc.src, len);
+            opaque(dst);
+            double t = now_s() - t0;
+            if (b > 0 && t < best)
+                best = t;
+        }
+        /* The writer's last round is done: it no longer reads pc. */
+    }
+    free(pc.src);
+    free(dst);
+    return isfinite(best) && best > 0 ? (double)len / best : 0;
 }
 
 /* The mem measurement: every worker copies `part` bytes per pass. */
@@ -298,7 +355,8 @@ static void controller(void *arg)
 
     size_t l2 = loom_topo_l2_bytes(), block = l2 ? l2 / 4 : 128 << 10;
     block = block < (32 << 10) ? 32 << 10 : block > (512 << 10) ? 512 << 10 : block;
-    out->copy_bps = copy_bandwidth(block);
+    out->copy_l2_bps = copy_bandwidth(block);
+    out->copy_bps = nearest ? peer_copy_bandwidth(nearest, block) : out->copy_l2_bps;
 
     size_t llc = loom_topo_llc_total_bytes(), total = llc ? llc : 32u << 20;
     total = total < (16u << 20) ? 16u << 20 : total > (512u << 20) ? 512u << 20 : total;

@@ -16,7 +16,7 @@
  *    "created": "2026-11-23T10:00:00Z", "calibration_ms": 40.5,
  *    "model": {"line": 7e-8, "wake": 5e-7, "local_wake": 1.5e-7,
  *              "copy": 2e10, "mem": 2.5e10},
- *    "line_levels": {"l3": 7e-8}}
+ *    "line_levels": {"l3": 7e-8}, "copy_l2": 1.2e11}
  * "model" holds what was measured (line and wake need two cores), "machine"
  * is the key: a file for another machine key (hostname, CPU model, hwloc's
  * counts of the allowed PUs, cores, NUMA nodes, packages, L3 caches), of
@@ -113,11 +113,12 @@ struct machine_key {
     struct loom_topo_machine topo;
 };
 
-/* Keeps printable ASCII of s (the key is compared as written). */
+/* Keeps printable ASCII of s but quotes and backslashes, so that it goes
+ * into a JSON string as it is (the key is compared as written). */
 static void printable(char *s)
 {
     for (; *s; s++)
-        if (*s < 0x20 || *s > 0x7e)
+        if (*s < 0x20 || *s > 0x7e || *s == '"' || *s == '\\')
             *s = '?';
 }
 
@@ -218,8 +219,8 @@ static bool same_machine(const struct loom_json *m, const struct machine_key *k,
 static bool parse_file(const char *text, size_t len, const struct machine_key *k,
                        struct coll_calib *c, char *created, size_t created_len, struct why *w)
 {
-    static const char *const top[] = {"format",         "version", "machine",    "created",
-                                      "calibration_ms", "model",   "line_levels"};
+    static const char *const top[] = {"format",         "version", "machine",     "created",
+                                      "calibration_ms", "model",   "line_levels", "copy_l2"};
     struct loom_json *root = NULL;
     struct loom_json_error jerr;
     if (loom_json_parse(text, len, &root, &jerr) != LOOM_OK) {
@@ -264,6 +265,11 @@ static bool parse_file(const char *text, size_t len, const struct machine_key *k
     if (!c->local_wake_s || !c->copy_bps || !c->mem_bps) {
         reject(w, p, "\"model\" lacks local_wake, copy or mem");
         goto out;
+    }
+    if ((d = loom_json_get(root, "copy_l2"))) {
+        if (!positive(d, "copy_l2", w))
+            goto out;
+        c->copy_l2_bps = d->number;
     }
     if ((lv = loom_json_get(root, "line_levels"))) {
         if (lv->type != LOOM_JSON_OBJECT) {
@@ -368,7 +374,10 @@ static bool write_file(const char *path, const struct machine_key *k, const stru
                     c->line_share_s[s]);
             sep = ", ";
         }
-    fprintf(f, "}}\n");
+    fprintf(f, "}");
+    if (c->copy_l2_bps > 0)
+        fprintf(f, ",\n \"copy_l2\": %.6g", c->copy_l2_bps);
+    fprintf(f, "}\n");
     bool ok = fflush(f) == 0 && !ferror(f);
     int err = errno;
     if (fclose(f) != 0 && ok) {
@@ -540,6 +549,8 @@ static void apply_env(void)
                     double d = strtod(eq + 1, &end);
                     if (*end == 0 && d > 0 && isfinite(d)) {
                         *param(&coll_model, i) = d;
+                        if (param(&coll_model, i) == &coll_model.line_s)
+                            model.line_level = -1; /* no level's value is in use */
                         size_t n = strlen(model.overrides);
                         snprintf(model.overrides + n, sizeof model.overrides - n, "%s%s",
                                  n ? ", " : "", tok);
@@ -609,6 +620,9 @@ void coll_model_describe(void *file)
                 any = true;
             }
         fprintf(f, "%s\n", any ? "" : " none measured");
+        if (model.calib.copy_l2_bps > 0)
+            fprintf(f, "  copy within one core's L2 (not in the model): %.3g GB/s\n",
+                    model.calib.copy_l2_bps / 1e9);
     }
     fprintf(f,
             "  built-in: line %.3g us, wake %.3g us, local_wake %.3g us, copy %.3g GB/s, "

@@ -20,7 +20,8 @@ struct coll_calib {
     /* One-way line transfer from core 0 to the nearest core sharing each
      * domain with it (0: no such core); line_s is the farthest of them. */
     double line_share_s[LOOM_NSHARES];
-    double elapsed_s; /* how long the calibration took */
+    double copy_l2_bps; /* memcpy inside one core's L2 (not in the model) */
+    double elapsed_s;   /* how long the calibration took */
 };
 
 /* Measures the parameters on this machine with a scheduler of its own
