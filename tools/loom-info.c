@@ -2,9 +2,12 @@
  * loom-info: what Loom sees on this machine and how it will run a job: the
  * topology (from hwloc, honouring HWLOC_SYNTHETIC / HWLOC_XMLFILE), where N
  * ranks would go, the point-to-point protocol thresholds, and the collective
- * algorithms with the cost model's parameters and any forced choices.
+ * algorithms with the cost model's parameters (and where they come from:
+ * calibrated now, the cache file, built-in, LOOM_COLL_MODEL) and any forced
+ * choices. --calibrate measures the model's parameters again and rewrites
+ * the cache file (as LOOM_COLL_CALIBRATE=1 does).
  *
- *   loom-info [-n N] [--map-by core|l3|numa|package] [--workers W]
+ *   loom-info [-n N] [--map-by core|l3|numa|package] [--workers W] [--calibrate]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +20,11 @@ extern char **environ;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: loom-info [-n N] [--map-by core|l3|numa|package] [--workers W]\n"
+    fprintf(f, "usage: loom-info [-n N] [--map-by core|l3|numa|package] [--workers W] "
+               "[--calibrate]\n"
                "Prints the topology Loom sees, where N ranks would be placed, and the\n"
-               "collective algorithms with the model parameters in use.\n");
+               "collective algorithms with the model parameters in use and their source.\n"
+               "--calibrate measures the parameters again and rewrites the cache file.\n");
 }
 
 int main(int argc, char **argv)
@@ -46,6 +51,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "loom-info: unknown --map-by '%s'\n", m);
                 return 2;
             }
+        } else if (strcmp(a, "--calibrate") == 0) {
+            setenv("LOOM_COLL_CALIBRATE", "1", 1);
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;

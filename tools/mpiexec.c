@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "coll/coll.h"
 #include "runtime/job.h"
 #include "util/log.h"
 
@@ -395,6 +396,9 @@ int main(int argc, char **argv)
     spec.program = path;
     spec.argc = argc - i;
     spec.argv = argv + i;
+    /* Before the ranks exist: the calibration, when the machine has no
+     * valid cache file yet, needs the cores to itself. */
+    loom_coll_model_init();
     int rc = loom_job_run(&spec);
     fflush(stdout);
     return rc;

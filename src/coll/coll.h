@@ -92,4 +92,10 @@ const char *loom_coll_name(enum loom_coll_kind kind);
  * f (loom-info). */
 void loom_coll_describe(void *file);
 
+/* Loads this machine's cost model parameters from the cache file, or
+ * calibrates them and writes the file (model.c); once per process, and
+ * before the job's scheduler starts (the calibration runs its own). mpiexec
+ * calls it; otherwise the first collective call or description does. */
+void loom_coll_model_init(void);
+
 #endif

@@ -402,7 +402,8 @@ struct coll_algorithm {
 #include "coll/algorithms.def"
 #undef LOOM_COLL_ALGORITHM
 
-/* The model's machine parameters (select.c). */
+/* The model's machine parameters (model.c: built-in, calibrated on this
+ * machine, or from LOOM_COLL_MODEL; see coll/model.h). */
 struct coll_model {
     double line_s;       /* one cache-line transfer between cores */
     double wake_s;       /* parking and waking a rank (across workers) */

@@ -14,9 +14,8 @@
  * collective, the member count, the message size, the topology, the
  * environment), so all members run the same algorithm.
  *
- * Machine parameters: defaults measured on the development machine (2-core
- * x86-64, docs/collectives.md), replaced by LOOM_COLL_MODEL="line=70e-9,
- * wake=1e-6,copy=20e9,mem=25e9" (any subset).
+ * Machine parameters: coll_model, set by model.c (built-in constants, this
+ * machine's calibration from its cache file, LOOM_COLL_MODEL overrides).
  */
 #include <ctype.h>
 #include <pthread.h>
@@ -25,16 +24,9 @@
 #include <string.h>
 
 #include "coll/coll_impl.h"
+#include "coll/model.h"
 #include "coll/tune.h"
 #include "util/log.h"
-
-struct coll_model coll_model = {
-    .line_s = 70e-9,
-    .wake_s = 0.5e-6,
-    .local_wake_s = 0.15e-6,
-    .copy_bps = 20e9,
-    .mem_bps = 25e9,
-};
 
 static const struct coll_algorithm algorithms[] = {
 #define INDEPENDENT true
@@ -68,40 +60,7 @@ static void configure_body(void)
 {
     const char *v = getenv("LOOM_COLL_VERBOSE");
     cfg.verbose = v && *v && strcmp(v, "0") != 0;
-    const char *mp = getenv("LOOM_COLL_MODEL");
-    if (mp) {
-        struct {
-            const char *key;
-            double *val;
-        } keys[] = {{"line", &coll_model.line_s},
-                    {"wake", &coll_model.wake_s},
-                    {"local_wake", &coll_model.local_wake_s},
-                    {"copy", &coll_model.copy_bps},
-                    {"mem", &coll_model.mem_bps}};
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", mp);
-        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-             tok = strtok_r(NULL, ",", &save)) {
-            char *eq = strchr(tok, '=');
-            bool ok = false;
-            if (eq) {
-                *eq = 0;
-                for (size_t i = 0; i < LOOM_ARRAY_SIZE(keys); i++)
-                    if (strcmp(tok, keys[i].key) == 0) {
-                        char *end;
-                        double d = strtod(eq + 1, &end);
-                        if (*end == 0 && d > 0) {
-                            *keys[i].val = d;
-                            ok = true;
-                        }
-                    }
-            }
-            if (!ok)
-                loom_log_error("LOOM_COLL_MODEL: ignoring '%s' (expected line=, wake=, copy= or "
-                               "mem= with a positive number)",
-                               tok);
-        }
-    }
+    coll_model_configure();
     for (int k = 0; k < LOOM_COLL_NKINDS; k++) {
         char var[64] = "LOOM_COLL_";
         const char *name = loom_coll_name((enum loom_coll_kind)k);
@@ -232,11 +191,7 @@ void loom_coll_describe(void *file)
 {
     FILE *f = file;
     pthread_once(&cfg.once, configure);
-    fprintf(f,
-            "Collective model: line %.3g us, wake %.3g us (same worker %.3g us), copy %.3g GB/s, "
-            "memory %.3g GB/s\n",
-            coll_model.line_s * 1e6, coll_model.wake_s * 1e6, coll_model.local_wake_s * 1e6,
-            coll_model.copy_bps / 1e9, coll_model.mem_bps / 1e9);
+    coll_model_describe(f);
     fprintf(f, "Collective algorithms (force one with LOOM_COLL_<COLLECTIVE>=<name>; nonblocking "
                "calls choose among those marked *, which progress while a member computes):\n");
     for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++) {

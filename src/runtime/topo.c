@@ -79,6 +79,96 @@ void loom_topo_describe(char *buf, int len)
              nc, npu, topo_real ? "" : " (synthetic)");
 }
 
+/* The worker object (core, or PU) c. */
+static hwloc_obj_t core_obj(int c)
+{
+    return hwloc_get_obj_by_type(topo, worker_type(), (unsigned)c);
+}
+
+/* The ancestor of obj of type t, or NULL. */
+static hwloc_obj_t ancestor(hwloc_obj_t obj, hwloc_obj_type_t t)
+{
+    return obj ? hwloc_get_ancestor_obj_by_type(topo, t, obj) : NULL;
+}
+
+/* The NUMA node whose cpuset holds obj's (NUMA nodes hang off the memory
+ * side of their parent), or NULL. */
+static hwloc_obj_t numa_of(hwloc_obj_t obj)
+{
+    int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    for (int i = 0; obj && i < n; i++) {
+        hwloc_obj_t nn = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+        if (nn->cpuset && hwloc_bitmap_isincluded(obj->cpuset, nn->cpuset))
+            return nn;
+    }
+    return NULL;
+}
+
+enum loom_share loom_topo_share(int a, int b)
+{
+    hwloc_obj_t x = core_obj(a), y = core_obj(b);
+    hwloc_obj_t l2 = ancestor(x, HWLOC_OBJ_L2CACHE), l3 = ancestor(x, HWLOC_OBJ_L3CACHE);
+    hwloc_obj_t pk = ancestor(x, HWLOC_OBJ_PACKAGE);
+    if (a == b || (l2 && l2 == ancestor(y, HWLOC_OBJ_L2CACHE)))
+        return LOOM_SHARE_L2;
+    if (l3 && l3 == ancestor(y, HWLOC_OBJ_L3CACHE))
+        return LOOM_SHARE_L3;
+    if (numa_of(x) == numa_of(y))
+        return LOOM_SHARE_NUMA;
+    if (pk && pk == ancestor(y, HWLOC_OBJ_PACKAGE))
+        return LOOM_SHARE_PACKAGE;
+    return LOOM_SHARE_MACHINE;
+}
+
+const char *loom_share_name(enum loom_share s)
+{
+    static const char *const names[] = {"l2", "l3", "numa", "package", "machine"};
+    return names[s];
+}
+
+int loom_topo_cpu_of_core(int c)
+{
+    hwloc_obj_t core = core_obj(c);
+    if (!topo_real || !core)
+        return -1;
+    hwloc_obj_t pu = hwloc_get_obj_inside_cpuset_by_type(topo, core->cpuset, HWLOC_OBJ_PU, 0);
+    return pu ? (int)pu->os_index : -1;
+}
+
+size_t loom_topo_l2_bytes(void)
+{
+    hwloc_obj_t l2 = ancestor(core_obj(0), HWLOC_OBJ_L2CACHE);
+    return l2 && l2->attr ? (size_t)l2->attr->cache.size : 0;
+}
+
+size_t loom_topo_llc_total_bytes(void)
+{
+    static const hwloc_obj_type_t levels[] = {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE};
+    for (size_t l = 0; l < LOOM_ARRAY_SIZE(levels); l++) {
+        int n = hwloc_get_nbobjs_by_type(topo, levels[l]);
+        size_t sum = 0;
+        for (int i = 0; i < n; i++) {
+            hwloc_obj_t o = hwloc_get_obj_by_type(topo, levels[l], (unsigned)i);
+            sum += o->attr ? (size_t)o->attr->cache.size : 0;
+        }
+        if (sum)
+            return sum;
+    }
+    return 0;
+}
+
+void loom_topo_machine(struct loom_topo_machine *m)
+{
+    hwloc_obj_t pk = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
+    const char *cpu = pk ? hwloc_obj_get_info_by_name(pk, "CPUModel") : NULL;
+    snprintf(m->cpu, sizeof m->cpu, "%s", cpu && *cpu ? cpu : "unknown");
+    m->pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    m->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    m->numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    m->packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+    m->l3_caches = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_L3CACHE);
+}
+
 /* Index of the ancestor of obj of the given level (0 when there is none). */
 static int domain_of(hwloc_obj_t obj, enum loom_level level)
 {
@@ -89,17 +179,9 @@ static int domain_of(hwloc_obj_t obj, enum loom_level level)
     case LOOM_LEVEL_L3:
         a = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_L3CACHE, obj);
         break;
-    case LOOM_LEVEL_NUMA: {
-        /* NUMA nodes hang off the memory side of their parent: find the
-         * first NUMA node whose cpuset contains this core's. */
-        int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-        for (int i = 0; i < n; i++) {
-            hwloc_obj_t nn = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
-            if (nn->cpuset && hwloc_bitmap_isincluded(obj->cpuset, nn->cpuset))
-                return i;
-        }
-        return 0;
-    }
+    case LOOM_LEVEL_NUMA:
+        a = numa_of(obj);
+        break;
     case LOOM_LEVEL_PACKAGE:
         a = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, obj);
         break;

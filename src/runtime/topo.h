@@ -16,6 +16,7 @@
 #define LOOM_RUNTIME_TOPO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "runtime/job.h"
 
@@ -46,6 +47,35 @@ bool loom_topo_is_real(void);
 /* One line describing the topology, e.g. "1 package, 1 NUMA node, 2 cores". */
 void loom_topo_describe(char *buf, int len);
 const char *loom_level_name(enum loom_level level);
+
+/* How near two cores are: the smallest domain both are in. */
+enum loom_share {
+    LOOM_SHARE_L2,      /* different cores under one L2 cache */
+    LOOM_SHARE_L3,      /* one L3 cache */
+    LOOM_SHARE_NUMA,    /* one NUMA node, different L3 caches */
+    LOOM_SHARE_PACKAGE, /* one package, different NUMA nodes */
+    LOOM_SHARE_MACHINE, /* different packages */
+    LOOM_NSHARES
+};
+/* The domain cores a and b (0..loom_topo_ncores()-1, the workers' order)
+ * share; a == b: LOOM_SHARE_L2. */
+enum loom_share loom_topo_share(int a, int b);
+/* "l2", "l3", "numa", "package", "machine". */
+const char *loom_share_name(enum loom_share s);
+/* OS index of the first PU of core c, to pin a thread to; -1 for a
+ * synthetic topology. */
+int loom_topo_cpu_of_core(int c);
+/* Bytes of core 0's L2 cache and of all the last-level caches together (0:
+ * unknown). */
+size_t loom_topo_l2_bytes(void);
+size_t loom_topo_llc_total_bytes(void);
+
+/* What identifies the machine (the collective model's cache file key). */
+struct loom_topo_machine {
+    char cpu[128]; /* CPU model name, "unknown" if hwloc does not say */
+    int pus, cores, numa_nodes, packages, l3_caches;
+};
+void loom_topo_machine(struct loom_topo_machine *m);
 
 /* Places nranks ranks on nworkers workers (0: one per core, never more than
  * the ranks). Fills *pl; free with loom_topo_placement_free. */
