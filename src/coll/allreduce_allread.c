@@ -9,7 +9,8 @@
  * ever waits for another member's fold, so a nonblocking call progresses
  * while a member computes.
  * Cost: N * line (the posts) + N * m / copy per member (concurrent); larger
- * than a cell the N members' reads share memory: N * m * min(N, W) / mem;
+ * than a cell, when the N inputs overflow the last-level caches, the N
+ * members' reads share memory: N * m * min(N, W) / mem;
  * + remote(q N (D - 1) / D * m): the inputs of other memory domains, q
  * members in the busiest of D.
  */
@@ -60,7 +61,6 @@ double coll_allreduce_allread_cost(const struct coll_ctx *x, size_t nbytes)
     if (nbytes <= COLL_CELL && x->a->rtype->contig)
         return n * m->line_s * (n > 8 ? n / 8 : 1) + n * nbytes / m->copy_bps + wake + remote;
     double at_once = n < x->sh->nlocal ? n : x->sh->nlocal;
-    double per_member = 1 / m->copy_bps, shared = at_once / m->mem_bps;
-    return 2 * n * m->line_s + n * nbytes * (per_member > shared ? per_member : shared) + wake +
+    return 2 * n * m->line_s + coll_parallel_copy_s(at_once, n * nbytes, n * nbytes) + wake +
            remote;
 }

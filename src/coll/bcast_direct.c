@@ -5,9 +5,12 @@
  * the cell and the root waits for them only when it reuses that cell).
  * Larger, a nonblocking root publishes a copy (coll_expose), so that it
  * need not wait for readers that may be computing.
- * Cost: line + m / copy (large: the readers running at once share the
- * root's memory: m * max(1 / copy, min(N - 1, W) / mem), W the workers the
- * members run on); small: 2 * line + N * line (flag reads).
+ * Cost: line + m / copy (large: when m overflows the last-level caches, the
+ * readers running at once share the root's memory: m * max(1 / copy,
+ * min(N - 1, W) / mem), W the workers the members run on; within them they
+ * do not: loom-tune, 2026-11-23, calibrated model: direct 1.4-1.8x faster
+ * than twostage at 32 KiB-1 MiB on 8 and 16 ranks); small: 2 * line + N *
+ * line (flag reads).
  * (Readers at once were N - 1; loom-tune on 2 cores, 2026-11-23, measured
  * direct fastest at 8 and 16 ranks where the model took twostage/pipeline.)
  * Several memory domains: the q readers of each other domain (q in the
@@ -62,7 +65,6 @@ double coll_bcast_direct_cost(const struct coll_ctx *x, size_t nbytes)
     if (nbytes <= COLL_CELL)
         return (2 + readers) * m->line_s + nbytes / m->copy_bps;
     double at_once = readers < x->sh->nlocal ? readers : x->sh->nlocal;
-    double per_reader = 1 / m->copy_bps, shared = at_once / m->mem_bps;
-    return m->line_s + nbytes * (per_reader > shared ? per_reader : shared) +
+    return m->line_s + coll_parallel_copy_s(at_once, (double)nbytes, (double)nbytes) +
            coll_remote_s(x->sh, x->sh->dom_max * (double)nbytes);
 }

@@ -417,6 +417,11 @@ extern struct coll_model coll_model;
 size_t coll_call_bytes(const struct coll_ctx *x);
 /* Members that share a worker with another member (oversubscription). */
 int coll_max_per_worker(const struct coll_shared *sh);
+/* Seconds for each of `at_once` cores to copy `bytes` at the same time, out
+ * of `distinct` bytes they read in all: one core's copy bandwidth, unless the
+ * distinct bytes overflow the last-level caches and the cores then share
+ * the memory's bandwidth. */
+double coll_parallel_copy_s(double at_once, double bytes, double distinct);
 /* Seconds for `bytes` to reach one memory domain from the others, all of
  * its members' remote reads at once: a domain's link is taken to carry its
  * memory's share of the machine's bandwidth, mem / D. 0 with one domain. */

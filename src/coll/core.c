@@ -584,6 +584,20 @@ void *coll_scratch(struct coll_ctx *x, int which, size_t len)
     return p;
 }
 
+double coll_parallel_copy_s(double at_once, double bytes, double distinct)
+{
+    static size_t llc; /* the same for every caller; a race stores it twice */
+    if (!__atomic_load_n(&llc, __ATOMIC_RELAXED)) {
+        size_t b = loom_topo_llc_total_bytes();
+        __atomic_store_n(&llc, b ? b : (size_t)8 << 20, __ATOMIC_RELAXED);
+    }
+    const struct coll_model *m = &coll_model;
+    double per_core = 1 / m->copy_bps, shared = at_once / m->mem_bps;
+    if (distinct <= (double)__atomic_load_n(&llc, __ATOMIC_RELAXED) || per_core >= shared)
+        return bytes * per_core;
+    return bytes * shared;
+}
+
 double coll_remote_s(const struct coll_shared *sh, double bytes)
 {
     return sh->ndom > 1 ? bytes * sh->ndom / coll_model.mem_bps : 0;

@@ -82,6 +82,8 @@ void loom_topo_describe(char *buf, int len)
 /* The worker object (core, or PU) c. */
 static hwloc_obj_t core_obj(int c)
 {
+    if (!topo)
+        return NULL;
     return hwloc_get_obj_by_type(topo, worker_type(), (unsigned)c);
 }
 
@@ -144,6 +146,8 @@ size_t loom_topo_l2_bytes(void)
 size_t loom_topo_llc_total_bytes(void)
 {
     static const hwloc_obj_type_t levels[] = {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE};
+    if (!topo)
+        return 0; /* not loaded (a singleton) */
     for (size_t l = 0; l < LOOM_ARRAY_SIZE(levels); l++) {
         int n = hwloc_get_nbobjs_by_type(topo, levels[l]);
         size_t sum = 0;
