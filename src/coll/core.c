@@ -378,6 +378,10 @@ void coll_publish_done(struct coll_ctx *x, struct coll_post *p, bool wake_all)
         for (int i = 0; i < x->size; i++)
             if (i != x->rank)
                 coll_notify(x, i);
+    /* The next call publishes in the next post, whose first line its readers
+     * last read COLL_RING - 1 calls ago: fetch it for writing now, so that
+     * the next seq_cst store need not wait for that transfer. */
+    loom_prefetch_write(&x->me->post[(coll_ring_index(x) + 1) % COLL_RING]);
 }
 
 const struct coll_post *coll_peer_post(struct coll_ctx *x, int r)

@@ -394,8 +394,34 @@ LOOM_MPI_ALIAS(Bsend_init);
 int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
               MPI_Status *status)
 {
+    struct loom_comm *c = NULL;
+    struct loom_type *t = NULL;
+    int rc = check_comm("MPI_Recv", comm, &c);
+    if (rc || (rc = check_buf("MPI_Recv", comm, buf, count, type, &t)) ||
+        (rc = check_source("MPI_Recv", comm, c, src, tag)))
+        return rc;
+    /* A tiny message at the head of an otherwise idle inbox: no request. */
+    int msrc, mtag;
+    size_t mbytes, cap = (size_t)count * t->size;
+    if (src != MPI_PROC_NULL && loom_p2p_recv_tiny(buf, t, cap, c->sh->context_id, src, tag,
+                                                   c->owner, &msrc, &mtag, &mbytes)) {
+        bool truncated = mbytes > cap;
+        if (status != MPI_STATUS_IGNORE) {
+            status->MPI_SOURCE = msrc;
+            status->MPI_TAG = mtag;
+            status->MPI_ERROR = truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+            status->loom_cancelled = 0;
+            status->loom_count = (long long)(truncated ? cap : mbytes);
+        }
+        if (truncated)
+            return loom_mpi_err(comm, MPI_ERR_TRUNCATE, "MPI_Recv",
+                                "message of %zu bytes from rank %d (tag %d) truncated to the "
+                                "receive buffer's %zu bytes",
+                                mbytes, msrc, mtag, cap);
+        return MPI_SUCCESS;
+    }
     MPI_Request r = MPI_REQUEST_NULL;
-    int rc = post_recv("MPI_Recv", buf, count, type, src, tag, comm, false, &r);
+    rc = post_recv("MPI_Recv", buf, count, type, src, tag, comm, false, &r);
     if (rc)
         return rc;
     loom_req_wait(r);

@@ -540,6 +540,70 @@ bool loom_p2p_send_tiny(const void *buf, const struct loom_type *type, size_t by
     return inbox_send(dest_world, my_world, ctx, my_comm_rank, tag, buf, type, bytes);
 }
 
+/* Takes the head of p's inbox if it matches; lock held. */
+static bool take_head(struct p2p_rank *p, void *buf, const struct loom_type *t, size_t cap,
+                      uint32_t ctx, int src, int tag, int *src_p, int *tag_p, size_t *bytes_p)
+{
+    if (p->posted_head || p->unexp_head)
+        return false; /* they come first */
+    uint64_t h = atomic_load_explicit(&p->inbox_head, memory_order_relaxed);
+    struct inbox_slot *s = &p->inbox[h & INBOX_MASK];
+    /* acquire: the envelope and payload its producer wrote. */
+    if (atomic_load_explicit(&s->seq, memory_order_acquire) != h + 1 ||
+        !matches(ctx, src, tag, s->ctx, s->src, s->tag))
+        return false;
+    size_t n = s->bytes < cap ? s->bytes : cap;
+    if (n) {
+        if (LOOM_LIKELY(t->contig))
+            copy_tiny((char *)buf + t->true_lb, s->data, n);
+        else
+            loom_type_unpack(buf, t, s->data, 0, n);
+    }
+    *src_p = s->src;
+    *tag_p = s->tag;
+    *bytes_p = s->bytes;
+    /* release: our reads of the slot are done before producers reuse it. */
+    atomic_store_explicit(&p->inbox_head, h + 1, memory_order_release);
+    return true;
+}
+
+bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uint32_t ctx, int src,
+                        int tag, int me, int *src_p, int *tag_p, size_t *bytes_p)
+{
+    struct p2p_rank *p = &ranks[me];
+    uint32_t useq = atomic_load_explicit(&p->unexp_seq, memory_order_acquire);
+    lock(p);
+    bool idle = !p->posted_head && !p->unexp_head;
+    bool got = idle && take_head(p, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
+    unlock(p);
+    if (got || !idle)
+        return got;
+    /* Wait for the inbox while alone on the worker; anything else (a
+     * message queued by a locked-path sender, another rank to run, a long
+     * wait that should park) goes to the general path. */
+    uint64_t t0 = 0;
+    for (unsigned i = 1;; i++) {
+        if (inbox_ready(p))
+            break;
+        if (atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) != useq)
+            return false;
+        if ((i & 63) == 0) {
+            if (loom_sched_others_ready())
+                return false;
+            uint64_t now = loom_time_ns();
+            if (!t0)
+                t0 = now;
+            else if (now - t0 >= spin_ns)
+                return false;
+        }
+        loom_cpu_relax();
+    }
+    lock(p);
+    got = take_head(p, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
+    unlock(p);
+    return got;
+}
+
 void loom_req_complete_async(loom_req *r)
 {
     struct p2p_rank *p = &ranks[r->owner];

@@ -158,6 +158,18 @@ static inline bool loom_req_test(const loom_req *req)
 bool loom_p2p_send_tiny(const void *buf, const struct loom_type *type, size_t bytes, uint32_t ctx,
                         int my_comm_rank, int tag, int dest_world, int my_world);
 
+/* A blocking receive without a request, by world rank me, into cap bytes
+ * of type at buf: while the rank has no posted receive and no unexpected
+ * message, the oldest message for it is at the head of its inbox. Takes it
+ * when it matches (ctx, src, tag): copies it and sets *src_p, *tag_p and
+ * *bytes_p (the sender's size; more than cap: truncated to cap) and returns
+ * true. Returns false, having consumed nothing, when the general path must
+ * do the receive: something is posted or unexpected, the head does not
+ * match, a message arrived the locked way, other ranks of the worker are
+ * ready, or nothing came within the spin budget. */
+bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uint32_t ctx, int src,
+                        int tag, int me, int *src_p, int *tag_p, size_t *bytes_p);
+
 /* What a probe saw of a message. */
 struct loom_probe {
     int src, tag;

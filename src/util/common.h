@@ -37,6 +37,17 @@ static inline void loom_cpu_relax(void)
 #endif
 }
 
+/* Asks for the cache line at p in a writable state, ahead of a store
+ * (PREFETCHW; a no-op where the CPU lacks it). */
+static inline void loom_prefetch_write(const void *p)
+{
+#if defined(__x86_64__)
+    __asm__ __volatile__("prefetchw %0" ::"m"(*(const char *)p));
+#else
+    __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 /* Monotonic time in nanoseconds. */
 uint64_t loom_time_ns(void);
 
