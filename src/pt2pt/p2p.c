@@ -572,6 +572,8 @@ bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uin
 {
     struct p2p_rank *p = &ranks[me];
     uint32_t useq = atomic_load_explicit(&p->unexp_seq, memory_order_acquire);
+    if (!inbox_ready(p) && loom_sched_others_ready())
+        return false; /* let them run: the general path parks */
     lock(p);
     bool idle = !p->posted_head && !p->unexp_head;
     bool got = idle && take_head(p, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
@@ -587,7 +589,7 @@ bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uin
             break;
         if (atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) != useq)
             return false;
-        if ((i & 63) == 0) {
+        if ((i & 63) == 1) {
             if (loom_sched_others_ready())
                 return false;
             uint64_t now = loom_time_ns();
