@@ -589,7 +589,7 @@ bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uin
             break;
         if (atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) != useq)
             return false;
-        if ((i & 63) == 1) {
+        if ((i & 255) == 0) {
             if (loom_sched_others_ready())
                 return false;
             uint64_t now = loom_time_ns();
@@ -598,7 +598,8 @@ bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uin
             else if (now - t0 >= spin_ns)
                 return false;
         }
-        loom_cpu_relax();
+        if (i > SPIN_FAST) /* a pause costs half a transfer: none at first */
+            loom_cpu_relax();
     }
     lock(p);
     got = take_head(p, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
