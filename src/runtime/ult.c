@@ -70,6 +70,10 @@ enum {
 };
 
 #define DEFAULT_STACK (256 * 1024)
+/* How often a waiting ULT yields to the worker's other ready ULTs before it
+ * parks (LOOM_WAIT_YIELDS overrides, for measurements). */
+#define YIELDS_BEFORE_PARK yields_before_park
+static int yields_before_park = 16;
 
 struct loom_ult {
     /* Touched by remote wakers. */
@@ -466,6 +470,7 @@ int loom_sched_init(const struct loom_sched_params *params)
 
     g.nworkers = n;
     g.page = sysconf(_SC_PAGESIZE);
+    yields_before_park = (int)loom_env_size("LOOM_WAIT_YIELDS", 16);
     g.spin_ns = params->spin_ns >= 0 ? params->spin_ns : (long)loom_env_size("LOOM_SPIN_NS", 50000);
     g.idle_spin_ns = params->idle_spin_ns >= 0 ? params->idle_spin_ns
                                                : (long)loom_env_size("LOOM_IDLE_SPIN_NS", 100000);
@@ -770,8 +775,11 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
             }
         }
     } else {
-        for (int i = 0; i < 4; i++) {
-            loom_cpu_relax();
+        /* Others are ready: let them run a few rounds (a switch costs a few
+         * ns) before parking, since a park that another worker must undo
+         * costs about a microsecond. */
+        for (int i = 0; i < YIELDS_BEFORE_PARK && loom_sched_others_ready(); i++) {
+            loom_ult_yield();
             if (done(arg))
                 return;
         }
