@@ -97,36 +97,41 @@ static void empty_status(MPI_Status *st)
     st->loom_count = 0;
 }
 
-static void proc_null_status(MPI_Status *st)
+static void set_status(MPI_Status *st, int src, int tag, int err, bool cancelled, size_t bytes)
 {
     if (st == MPI_STATUS_IGNORE)
         return;
-    st->MPI_SOURCE = MPI_PROC_NULL;
-    st->MPI_TAG = MPI_ANY_TAG;
-    st->MPI_ERROR = MPI_SUCCESS;
-    st->loom_cancelled = 0;
-    st->loom_count = 0;
+    st->MPI_SOURCE = src;
+    st->MPI_TAG = tag;
+    st->MPI_ERROR = err;
+    st->loom_cancelled = cancelled;
+    st->loom_count = (long long)bytes;
+}
+
+static void proc_null_status(MPI_Status *st)
+{
+    set_status(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, false, 0);
 }
 
 static void fill_status(const loom_req *r, MPI_Status *st)
 {
-    if (st == MPI_STATUS_IGNORE)
-        return;
-    st->MPI_SOURCE = r->status_source;
-    st->MPI_TAG = r->status_tag;
-    st->MPI_ERROR = r->status_error;
-    st->loom_cancelled = r->cancelled;
-    st->loom_count = (long long)r->status_bytes;
+    set_status(st, r->status_source, r->status_tag, r->status_error, r->cancelled, r->status_bytes);
+}
+
+/* MPI_ERR_TRUNCATE on comm: `bytes` from rank src (tag) for `cap`. */
+static int truncated(const char *fn, MPI_Comm comm, size_t bytes, int src, int tag, size_t cap)
+{
+    return loom_mpi_err(comm, MPI_ERR_TRUNCATE, fn,
+                        "message of %zu bytes from rank %d (tag %d) truncated to the receive "
+                        "buffer's %zu bytes",
+                        bytes, src, tag, cap);
 }
 
 /* Raises a completed request's error (truncation) on its communicator. */
 static int raise_req_error(const char *fn, const loom_req *r)
 {
     if (r->status_error == MPI_ERR_TRUNCATE)
-        return loom_mpi_err(r->comm->handle, MPI_ERR_TRUNCATE, fn,
-                            "message of %zu bytes from rank %d (tag %d) truncated to the receive "
-                            "buffer's %zu bytes",
-                            r->count, r->status_source, r->status_tag, r->bytes);
+        return truncated(fn, r->comm->handle, r->count, r->status_source, r->status_tag, r->bytes);
     return loom_mpi_err(r->comm->handle, r->status_error, fn, "the request failed");
 }
 
@@ -260,15 +265,22 @@ static int post_send(const char *fn, const void *buf, int count, MPI_Datatype ty
     return rc;
 }
 
-static int post_recv(const char *fn, void *buf, int count, MPI_Datatype type, int src, int tag,
-                     MPI_Comm comm, bool persistent, MPI_Request *req_p)
+/* The checks of a receive's arguments; *c_p and *t_p: its communicator and
+ * datatype. */
+static int check_recv(const char *fn, void *buf, int count, MPI_Datatype type, int src, int tag,
+                      MPI_Comm comm, struct loom_comm **c_p, struct loom_type **t_p)
 {
-    struct loom_comm *c = NULL;
-    struct loom_type *t = NULL;
-    int rc = check_comm(fn, comm, &c);
-    if (rc || (rc = check_buf(fn, comm, buf, count, type, &t)) ||
-        (rc = check_source(fn, comm, c, src, tag)))
+    int rc = check_comm(fn, comm, c_p);
+    if (rc || (rc = check_buf(fn, comm, buf, count, type, t_p)))
         return rc;
+    return check_source(fn, comm, *c_p, src, tag);
+}
+
+/* A receive whose arguments check_recv() accepted. */
+static int post_checked_recv(const char *fn, void *buf, int count, struct loom_comm *c,
+                             struct loom_type *t, int src, int tag, MPI_Comm comm, bool persistent,
+                             MPI_Request *req_p)
+{
     if (!req_p)
         return loom_mpi_err(comm, MPI_ERR_ARG, fn, "request is NULL");
     loom_req *r = new_req(fn, comm, c, buf, count, t, src, tag, LOOM_REQ_RECV, LOOM_MODE_STANDARD);
@@ -279,6 +291,17 @@ static int post_recv(const char *fn, void *buf, int count, MPI_Datatype type, in
     if (!persistent)
         start(r);
     return MPI_SUCCESS;
+}
+
+static int post_recv(const char *fn, void *buf, int count, MPI_Datatype type, int src, int tag,
+                     MPI_Comm comm, bool persistent, MPI_Request *req_p)
+{
+    struct loom_comm *c = NULL;
+    struct loom_type *t = NULL;
+    int rc = check_recv(fn, buf, count, type, src, tag, comm, &c, &t);
+    if (rc)
+        return rc;
+    return post_checked_recv(fn, buf, count, c, t, src, tag, comm, persistent, req_p);
 }
 
 static int blocking_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
@@ -396,32 +419,23 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Com
 {
     struct loom_comm *c = NULL;
     struct loom_type *t = NULL;
-    int rc = check_comm("MPI_Recv", comm, &c);
-    if (rc || (rc = check_buf("MPI_Recv", comm, buf, count, type, &t)) ||
-        (rc = check_source("MPI_Recv", comm, c, src, tag)))
+    int rc = check_recv("MPI_Recv", buf, count, type, src, tag, comm, &c, &t);
+    if (rc)
         return rc;
     /* A tiny message at the head of an otherwise idle inbox: no request. */
     int msrc, mtag;
     size_t mbytes, cap = (size_t)count * t->size;
     if (src != MPI_PROC_NULL && loom_p2p_recv_tiny(buf, t, cap, c->sh->context_id, src, tag,
                                                    c->owner, &msrc, &mtag, &mbytes)) {
-        bool truncated = mbytes > cap;
-        if (status != MPI_STATUS_IGNORE) {
-            status->MPI_SOURCE = msrc;
-            status->MPI_TAG = mtag;
-            status->MPI_ERROR = truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-            status->loom_cancelled = 0;
-            status->loom_count = (long long)(truncated ? cap : mbytes);
+        if (mbytes <= cap) {
+            set_status(status, msrc, mtag, MPI_SUCCESS, false, mbytes);
+            return MPI_SUCCESS;
         }
-        if (truncated)
-            return loom_mpi_err(comm, MPI_ERR_TRUNCATE, "MPI_Recv",
-                                "message of %zu bytes from rank %d (tag %d) truncated to the "
-                                "receive buffer's %zu bytes",
-                                mbytes, msrc, mtag, cap);
-        return MPI_SUCCESS;
+        set_status(status, msrc, mtag, MPI_ERR_TRUNCATE, false, cap);
+        return truncated("MPI_Recv", comm, mbytes, msrc, mtag, cap);
     }
     MPI_Request r = MPI_REQUEST_NULL;
-    rc = post_recv("MPI_Recv", buf, count, type, src, tag, comm, false, &r);
+    rc = post_checked_recv("MPI_Recv", buf, count, c, t, src, tag, comm, false, &r);
     if (rc)
         return rc;
     loom_req_wait(r);
