@@ -70,13 +70,8 @@ int coll_allreduce_numa(struct coll_ctx *x)
      * memory, the member still signals every stage: the others wait for it. */
     const void **in = coll_scratch(x, 0, (size_t)(q + nd) * sizeof *in);
     int rc = in ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    for (int k = 0; k < q && in; k++) {
-        int r = coll_dom_member(sh, d, k);
-        const struct coll_post *p = r == me ? NULL : coll_peer_post(x, r);
-        if (r != me && !p && !rc)
-            rc = x->err;
-        in[k] = p ? coll_input(&p->args) : coll_input(a);
-    }
+    if (in)
+        rc = coll_collect_domain(x, in);
     struct coll_tiles tl;
     coll_tiles_init(sh, t, a->rcount, &tl);
     int nt = tl.ntiles;

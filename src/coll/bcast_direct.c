@@ -46,11 +46,10 @@ int coll_bcast_direct(struct coll_ctx *x)
         return x->err;
     }
     size_t n = p->nbytes;
-    int rc = MPI_SUCCESS;
-    if (n > a->rcount * a->rtype->size)
-        rc = coll_truncated(x, n, a->rcount * a->rtype->size);
-    else if (p->copied_in)
-        loom_type_unpack(a->rbuf, a->rtype, coll_post_cell(p, n), 0, n);
+    int rc;
+    if (p->copied_in)
+        rc = coll_unpack(x, (struct coll_block){a->rbuf, a->rcount, a->rtype}, coll_post_cell(p, n),
+                         n);
     else
         rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, p->data, p->args.rcount, p->args.rtype);
     if (!p->copied_in)

@@ -257,6 +257,11 @@ enum coll_pick {
  * array cannot grow. The array is the caller's until its next call. */
 int coll_collect(struct coll_ctx *x, int n, const void *self, enum coll_pick pick,
                  const void *const **in_p);
+/* The reduction inputs of the members of the caller's memory domain, in
+ * domain order, into in[0..q): waits for their posts; a member whose post
+ * does not match gets the caller's input, and its error class is
+ * returned. */
+int coll_collect_domain(struct coll_ctx *x, const void **in);
 
 /* Sets x->why for a message of n bytes arriving in a buffer of cap bytes and
  * returns MPI_ERR_TRUNCATE. */

@@ -500,17 +500,20 @@ const void *coll_expose_span(struct coll_ctx *x, struct coll_post *p, const void
     return s - lo;
 }
 
+/* The bytes [*lo, *hi) that count (> 0) x t covers, from its start. */
+static void span_of(size_t count, const struct loom_type *t, MPI_Aint *lo, MPI_Aint *hi)
+{
+    MPI_Aint ext = t->ub - t->lb, last = (MPI_Aint)(count - 1) * ext;
+    *lo = t->true_lb + (ext < 0 ? last : 0);
+    *hi = t->true_ub + (ext < 0 ? 0 : last);
+}
+
 const void *coll_expose(struct coll_ctx *x, struct coll_post *p, const void *buf, size_t count,
                         const struct loom_type *t, bool copy)
 {
-    if (count == 0)
-        return coll_expose_span(x, p, buf, 0, 0, copy);
-    MPI_Aint ext = t->ub - t->lb;
-    MPI_Aint lo = t->true_lb, hi = (MPI_Aint)(count - 1) * ext + t->true_ub;
-    if (ext < 0) {
-        lo = (MPI_Aint)(count - 1) * ext + t->true_lb;
-        hi = t->true_ub;
-    }
+    MPI_Aint lo = 0, hi = 0;
+    if (count)
+        span_of(count, t, &lo, &hi);
     return coll_expose_span(x, p, buf, lo, hi, copy);
 }
 
@@ -525,17 +528,12 @@ const void *coll_expose_blocks(struct coll_ctx *x, struct coll_post *p, bool sen
             send ? coll_send_block(x->kind, a, base, i) : coll_recv_block(x->kind, a, i);
         if (!b.count)
             continue;
-        MPI_Aint ext = b.type->ub - b.type->lb, off = (const char *)b.buf - base;
-        MPI_Aint l = off + b.type->true_lb,
-                 h = off + (MPI_Aint)(b.count - 1) * ext + b.type->true_ub;
-        if (ext < 0) {
-            l = off + (MPI_Aint)(b.count - 1) * ext + b.type->true_lb;
-            h = off + b.type->true_ub;
-        }
-        if (!any || l < lo)
-            lo = l;
-        if (!any || h > hi)
-            hi = h;
+        MPI_Aint off = (const char *)b.buf - base, l, h;
+        span_of(b.count, b.type, &l, &h);
+        if (!any || off + l < lo)
+            lo = off + l;
+        if (!any || off + h > hi)
+            hi = off + h;
         any = true;
     }
     return coll_expose_span(x, p, base, lo, hi, copy);
@@ -553,6 +551,20 @@ void coll_reclaim(struct coll_ctx *x)
     free(me->exposed[par]);
     me->exposed[par] = NULL;
     me->exposed_len[par] = 0;
+}
+
+int coll_collect_domain(struct coll_ctx *x, const void **in)
+{
+    const struct coll_shared *sh = x->sh;
+    int d = sh->dom[x->rank], rc = MPI_SUCCESS;
+    for (int k = 0; k < coll_dom_size(sh, d); k++) {
+        int r = coll_dom_member(sh, d, k);
+        const struct coll_post *p = r == x->rank ? NULL : coll_peer_post(x, r);
+        if (r != x->rank && !p && !rc)
+            rc = x->err;
+        in[k] = p ? coll_input(&p->args) : coll_input(x->a);
+    }
+    return rc;
 }
 
 void coll_read_done(struct coll_ctx *x, const struct coll_post *p, int r)

@@ -47,10 +47,7 @@ static int gather(struct coll_ctx *x)
                               p->args.stype);
                 coll_set(x, &x->sh->m[r].release, x->seq, r); /* done with its buffer */
             } else {
-                if (nb > d.count * d.type->size)
-                    e = coll_truncated(x, nb, d.count * d.type->size);
-                else
-                    loom_type_unpack((void *)d.buf, d.type, coll_post_cell(p, nb), 0, nb);
+                e = coll_unpack(x, d, coll_post_cell(p, nb), nb);
             }
         }
         if (e && !rc)

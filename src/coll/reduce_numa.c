@@ -76,13 +76,8 @@ int coll_reduce_numa(struct coll_ctx *x)
     struct coll_post *mine = coll_publish_begin(x);
     mine->data = tmp;
     coll_publish_done(x, mine, true);
-    for (int k = 0; k < q && in; k++) {
-        int r = coll_dom_member(sh, d, k);
-        const struct coll_post *p = r == me ? NULL : coll_peer_post(x, r);
-        if (r != me && !p && !rc)
-            rc = x->err;
-        in[k] = p ? coll_input(&p->args) : coll_input(a);
-    }
+    if (in)
+        rc = coll_collect_domain(x, in);
     uint64_t base = x->seq << 20;
     size_t e0, ne;
     for (uint64_t c = 0; c < tl.nchunks; c++) {

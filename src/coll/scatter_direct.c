@@ -49,11 +49,8 @@ static int scatter(struct coll_ctx *x)
     }
     if (p->copied_in) {
         size_t nb = p->nbytes;
-        if (nb > a->rcount * a->rtype->size)
-            rc = coll_truncated(x, nb, a->rcount * a->rtype->size);
-        else
-            loom_type_unpack(a->rbuf, a->rtype,
-                             coll_post_cell(p, nb * (size_t)n) + (size_t)x->rank * nb, 0, nb);
+        rc = coll_unpack(x, (struct coll_block){a->rbuf, a->rcount, a->rtype},
+                         coll_post_cell(p, nb * (size_t)n) + (size_t)x->rank * nb, nb);
     } else {
         struct coll_block s = coll_send_block(x->kind, &p->args, p->data, x->rank);
         rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, s.buf, s.count, s.type);
