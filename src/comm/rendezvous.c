@@ -83,9 +83,8 @@ static void rdv_free(struct rdv *e)
     free(e);
 }
 
-/* A blocking call's entry: room for every member's input, result and
- * waiter slot. */
-static struct rdv *rdv_new(const struct loom_rdv_key *k)
+/* An entry for key k, zeroed but for the key. */
+static struct rdv *rdv_alloc(const struct loom_rdv_key *k)
 {
     struct rdv *e = calloc(1, sizeof *e);
     if (!e)
@@ -94,6 +93,16 @@ static struct rdv *rdv_new(const struct loom_rdv_key *k)
     e->kind = k->kind;
     e->seq_or_tag = k->seq_or_tag;
     e->n = k->n;
+    return e;
+}
+
+/* A blocking call's entry: room for every member's input, result and
+ * waiter slot. */
+static struct rdv *rdv_new(const struct loom_rdv_key *k)
+{
+    struct rdv *e = rdv_alloc(k);
+    if (!e)
+        return NULL;
     e->in = calloc((size_t)k->n, sizeof *e->in);
     e->out = calloc((size_t)k->n, sizeof *e->out);
     e->slots = aligned_alloc(LOOM_CACHE_LINE, (size_t)k->n * sizeof *e->slots);
@@ -198,13 +207,9 @@ int loom_rdv_run(const struct loom_rdv_key *key, int me, const struct loom_rdv_i
 /* A nonblocking duplicate's entry, with the new shared part over world[]. */
 static struct rdv *rdv_new_dup(const struct loom_rdv_key *k, const int *world)
 {
-    struct rdv *e = calloc(1, sizeof *e);
+    struct rdv *e = rdv_alloc(k);
     if (!e)
         return NULL;
-    e->context_id = k->context_id;
-    e->kind = k->kind;
-    e->seq_or_tag = k->seq_or_tag;
-    e->n = k->n;
     e->nonblocking = true;
     e->arrivals = calloc((size_t)k->n, sizeof *e->arrivals);
     /* The shared part last: nothing can fail after it (its n references

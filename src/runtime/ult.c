@@ -72,7 +72,6 @@ enum {
 #define DEFAULT_STACK (256 * 1024)
 /* How often a waiting ULT yields to the worker's other ready ULTs before it
  * parks (LOOM_WAIT_YIELDS overrides, for measurements). */
-#define YIELDS_BEFORE_PARK yields_before_park
 static int yields_before_park = 16;
 
 struct loom_ult {
@@ -778,7 +777,7 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
         /* Others are ready: let them run a few rounds (a switch costs a few
          * ns) before parking, since a park that another worker must undo
          * costs about a microsecond. */
-        for (int i = 0; i < YIELDS_BEFORE_PARK && loom_sched_others_ready(); i++) {
+        for (int i = 0; i < yields_before_park && loom_sched_others_ready(); i++) {
             loom_ult_yield();
             if (done(arg))
                 return;
