@@ -5,42 +5,19 @@
  * even one.  Reports the round trip and one-way = round trip / 2, the
  * lowest latency any intra-node message can reach.  Best of -r runs.
  * Options: -i ITER (default 1000000), -r RUNS (default 5), --json. */
-#define _GNU_SOURCE
-#include <pthread.h>
-#include <sched.h>
+#include "twocores.h" /* first: it defines _GNU_SOURCE */
+
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 static struct {
     _Alignas(64) atomic_long v;
     char pad[64 - sizeof(atomic_long)];
 } line;
-static long iters = 1000000;
-static int cpu_a = -1, cpu_b = -1;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
 
 static void *pong(void *arg)
 {
     (void)arg;
-    if (pin(cpu_b))
-        fprintf(stderr, "cacheline: cannot pin to cpu %d\n", cpu_b);
+    pin(cpu_b);
     for (long i = 0; i < iters; i++) {
         long want = 2 * i + 1;
         while (atomic_load_explicit(&line.v, memory_order_acquire) != want)
@@ -55,8 +32,7 @@ static double run(void)
     pthread_t t;
     atomic_store(&line.v, 0);
     pthread_create(&t, NULL, pong, NULL);
-    if (pin(cpu_a))
-        fprintf(stderr, "cacheline: cannot pin to cpu %d\n", cpu_a);
+    pin(cpu_a);
     double t0 = now();
     for (long i = 0; i < iters; i++) {
         atomic_store_explicit(&line.v, 2 * i + 1, memory_order_release);
@@ -70,44 +46,12 @@ static double run(void)
 
 int main(int argc, char **argv)
 {
-    int runs = 5, json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-i") && i + 1 < argc)
-            iters = atol(argv[++i]);
-        else if (!strcmp(argv[i], "-r") && i + 1 < argc)
-            runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-c") && i + 1 < argc &&
-                 sscanf(argv[i + 1], "%d,%d", &cpu_a, &cpu_b) == 2)
-            i++;
-        else if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else {
-            fprintf(stderr, "usage: cacheline [-i ITER] [-r RUNS] [-c A,B] [--json]\n");
-            return 1;
-        }
-    }
-    if (cpu_a < 0) {
-        cpu_set_t set;
-        sched_getaffinity(0, sizeof set, &set);
-        for (int c = 0; c < CPU_SETSIZE; c++) {
-            if (!CPU_ISSET(c, &set))
-                continue;
-            if (cpu_a < 0)
-                cpu_a = c;
-            else if (cpu_b < 0)
-                cpu_b = c;
-        }
-        if (cpu_b < 0) {
-            fprintf(stderr, "cacheline: needs two CPUs\n");
-            return 1;
-        }
-    }
-    double best = 1e9;
-    for (int r = 0; r < runs; r++) {
-        double rt = run();
-        if (rt < best)
-            best = rt;
-    }
+    int runs, json = 0;
+    int rc = twocores_init("cacheline", argc, argv, &runs, &json,
+                           "[-i ITER] [-r RUNS] [-c A,B] [--json]", 1, 1);
+    if (rc)
+        return rc;
+    double best = best_of(runs, run);
     double rt_us = best * 1e6;
     if (json)
         printf("{\"bench\":\"cacheline\",\"size\":64,\"ranks\":2,\"mode\":\"hot\",\"value\":%.6g,"

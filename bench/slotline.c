@@ -8,15 +8,10 @@
  * Reports the best one-way time of -r runs (default 5) of -i round trips
  * (default 1000000); -c A,B picks the cores.  Not run by bench/compare;
  * build it by hand: cc -O2 -pthread -o slotline bench/slotline.c */
-#define _GNU_SOURCE
-#include <pthread.h>
-#include <sched.h>
+#include "twocores.h" /* first: it defines _GNU_SOURCE */
+
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #define SLOTS 64
 
@@ -29,25 +24,6 @@ struct slot {
 };
 
 static struct slot ring[2][SLOTS];
-static long iters = 1000000;
-static int cpu_a = -1, cpu_b = -1;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set))
-        fprintf(stderr, "slotline: cannot pin to cpu %d\n", cpu);
-}
-
 static void put(int to, uint64_t pos, const char *buf)
 {
     struct slot *s = &ring[to][pos % SLOTS];
@@ -100,41 +76,12 @@ static double run(void)
 
 int main(int argc, char **argv)
 {
-    int runs = 5;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-i") && i + 1 < argc)
-            iters = atol(argv[++i]);
-        else if (!strcmp(argv[i], "-r") && i + 1 < argc)
-            runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-c") && i + 1 < argc &&
-                 sscanf(argv[i + 1], "%d,%d", &cpu_a, &cpu_b) == 2)
-            i++;
-        else {
-            fprintf(stderr, "usage: slotline [-i ITER] [-r RUNS] [-c A,B]\n");
-            return 2;
-        }
-    }
-    if (cpu_a < 0) {
-        cpu_set_t set;
-        sched_getaffinity(0, sizeof set, &set);
-        for (int c = 0; c < CPU_SETSIZE && (cpu_a < 0 || cpu_b < 0); c++)
-            if (CPU_ISSET(c, &set)) {
-                if (cpu_a < 0)
-                    cpu_a = c;
-                else
-                    cpu_b = c;
-            }
-        if (cpu_b < 0) {
-            fprintf(stderr, "slotline: needs two cpus\n");
-            return 77;
-        }
-    }
-    double best = 1e9;
-    for (int r = 0; r < runs; r++) {
-        double t = run();
-        if (t < best)
-            best = t;
-    }
+    int runs;
+    int rc =
+        twocores_init("slotline", argc, argv, &runs, NULL, "[-i ITER] [-r RUNS] [-c A,B]", 2, 77);
+    if (rc)
+        return rc;
+    double best = best_of(runs, run);
     printf("inbox-slot ping-pong cpu %d <-> cpu %d: one-way %.1f ns\n", cpu_a, cpu_b, best * 1e9);
     return 0;
 }
