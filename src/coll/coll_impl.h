@@ -86,6 +86,8 @@ struct coll_member {
     /* Private to the member. */
     uint64_t seq LOOM_ALIGNED_CL;      /* calls made on the communicator */
     uint64_t expect_reads[COLL_RING];  /* copy-in readers to wait for, per post */
+    uint64_t reads_seen[COLL_RING];    /* post.reads known to have reached this */
+    uint64_t copyin_seq[COLL_RING];    /* the post's last call if copied in, else 0 */
     uint64_t fences;                   /* coll_fence calls made */
     struct coll_runner *runner;        /* nonblocking calls' runner (task.c) */
     struct coll_task *held[COLL_RING]; /* a finished nonblocking call whose post */
@@ -174,7 +176,7 @@ static inline int coll_ring_index(const struct coll_ctx *x)
 
 /* Waits until *flag >= value (spin while alone on the worker, else park). */
 void coll_wait(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value);
-/* Sets *flag = value (seq_cst) and wakes `who` if it waits. */
+/* Sets *flag = value (release) and wakes `who` if it waits. */
 void coll_set(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value, int who);
 /* Wakes `who` if it waits (after a flag it may wait for changed). */
 void coll_notify(struct coll_ctx *x, int who);

@@ -264,7 +264,8 @@ void coll_notify(struct coll_ctx *x, int who)
 
 void coll_set(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value, int who)
 {
-    atomic_store_explicit(flag, value, memory_order_seq_cst);
+    /* Release: coll_notify() orders its look at the slot (loom_notify_fence). */
+    atomic_store_explicit(flag, value, memory_order_release);
     coll_notify(x, who);
 }
 
@@ -282,7 +283,7 @@ void coll_fence(struct coll_ctx *x)
     uint64_t f = ++x->me->fences;
     if (atomic_fetch_add_explicit(&sh->arrived, 1, memory_order_acq_rel) + 1 ==
         f * (uint64_t)x->size) {
-        atomic_store_explicit(&sh->gen, f, memory_order_seq_cst);
+        atomic_store_explicit(&sh->gen, f, memory_order_release);
         for (int i = 0; i < x->size; i++)
             if (i != x->rank)
                 coll_notify(x, i);
@@ -323,6 +324,10 @@ static void signature(const struct coll_ctx *x, const struct loom_coll_args *a, 
 void coll_finish(struct coll_shared *sh, int rank, uint64_t seq)
 {
     atomic_store_explicit(&sh->m[rank].finished, seq, memory_order_release);
+    /* The next call may publish in the next post, whose first line others
+     * last read COLL_RING - 1 calls ago: fetch it for writing now, so that
+     * its stores need not wait for that transfer. */
+    loom_prefetch_write(&sh->m[rank].post[(seq + 1) % COLL_RING]);
 }
 
 /* Waits until every member is done with call s (copy-in readers of a post
@@ -353,11 +358,18 @@ static void wait_finished(struct coll_ctx *x, uint64_t s)
 
 struct coll_post *coll_publish_begin(struct coll_ctx *x)
 {
+    /* What the post's last use left to wait for comes from the member's
+     * private copies: the post's first line has been read by others since,
+     * and a load from it would wait for that line to come back. */
     int par = coll_ring_index(x);
-    struct coll_post *p = &x->me->post[par];
-    if (p->copied_in)
-        wait_finished(x, atomic_load_explicit(&p->seq, memory_order_relaxed));
-    coll_wait(x, &p->reads, x->me->expect_reads[par]);
+    struct coll_member *me = x->me;
+    struct coll_post *p = &me->post[par];
+    if (me->copyin_seq[par])
+        wait_finished(x, me->copyin_seq[par]);
+    if (me->reads_seen[par] < me->expect_reads[par]) {
+        coll_wait(x, &p->reads, me->expect_reads[par]);
+        me->reads_seen[par] = me->expect_reads[par];
+    }
     p->kind = (int)x->kind;
     p->root = x->a->root;
     p->args = *x->a;
@@ -373,15 +385,13 @@ struct coll_post *coll_publish_begin(struct coll_ctx *x)
 
 void coll_publish_done(struct coll_ctx *x, struct coll_post *p, bool wake_all)
 {
-    atomic_store_explicit(&p->seq, x->seq, memory_order_seq_cst);
+    x->me->copyin_seq[coll_ring_index(x)] = p->copied_in ? x->seq : 0;
+    /* Release: the notifies order their looks (loom_notify_fence). */
+    atomic_store_explicit(&p->seq, x->seq, memory_order_release);
     if (wake_all)
         for (int i = 0; i < x->size; i++)
             if (i != x->rank)
                 coll_notify(x, i);
-    /* The next call publishes in the next post, whose first line its readers
-     * last read COLL_RING - 1 calls ago: fetch it for writing now, so that
-     * the next seq_cst store need not wait for that transfer. */
-    loom_prefetch_write(&x->me->post[(coll_ring_index(x) + 1) % COLL_RING]);
 }
 
 const struct coll_post *coll_peer_post(struct coll_ctx *x, int r)
@@ -466,8 +476,11 @@ void coll_expect_reads(struct coll_ctx *x, struct coll_post *p, int readers)
 
 void coll_await_reads(struct coll_ctx *x, struct coll_post *p)
 {
-    if (!p->detached)
-        coll_wait(x, &p->reads, x->me->expect_reads[coll_ring_index(x)]);
+    if (p->detached)
+        return;
+    int par = coll_ring_index(x);
+    coll_wait(x, &p->reads, x->me->expect_reads[par]);
+    x->me->reads_seen[par] = x->me->expect_reads[par];
 }
 
 const void *coll_expose_span(struct coll_ctx *x, struct coll_post *p, const void *buf, MPI_Aint lo,
@@ -546,6 +559,7 @@ void coll_reclaim(struct coll_ctx *x)
     if (!me->held[par] && !me->exposed[par])
         return;
     coll_wait(x, &me->post[par].reads, me->expect_reads[par]);
+    me->reads_seen[par] = me->expect_reads[par];
     coll_task_free(me->held[par]);
     me->held[par] = NULL;
     free(me->exposed[par]);

@@ -15,10 +15,11 @@
  *  - larger send to a posted receive: the receiver's lock line, then the
  *    request's first line (match fields, buffer, status, done), the buffer
  *    lines, then the receiver's poll reads the request line back.
- * Between ranks of one worker (one kernel thread, switches synchronise)
- * completions and wake-ups use plain release stores and relaxed loads; only
- * between workers does the side that publishes pay a seq_cst store, paired
- * with the parking side's exchange on its waiter slot (Dekker).
+ * Completions and wake-ups use plain release stores, then a look at the
+ * waiter slot. Between workers that look is ordered after the store by
+ * loom_notify_fence(): a compiler barrier when waiters park watched (their
+ * worker re-checks their condition, see runtime/ult.c), else a full fence,
+ * paired with the parking side's exchange on its waiter slot (Dekker).
  */
 #include "pt2pt/p2p.h"
 
@@ -134,9 +135,8 @@ static inline int self_rank(void)
 /* ---- completion and wake-up -------------------------------------------- */
 
 /* Wakes rank p's ULT if it is parked in a p2p wait. The caller made its
- * condition true first: with a seq_cst store from another worker (ordered
- * before our look at the slot, Dekker with rank_wait), with any store from
- * the same worker (one kernel thread: program order). */
+ * condition true first (a release store); from another worker our look at
+ * the slot follows loom_notify_fence() (Dekker with rank_wait). */
 static inline void wake_rank(struct p2p_rank *p, bool same_worker)
 {
     struct loom_ult *u;
@@ -150,7 +150,8 @@ static inline void wake_rank(struct p2p_rank *p, bool same_worker)
             return;
         atomic_store_explicit(&p->waiter, NULL, memory_order_relaxed);
     } else {
-        if (!atomic_load_explicit(&p->waiter, memory_order_seq_cst))
+        loom_notify_fence();
+        if (!atomic_load_explicit(&p->waiter, memory_order_relaxed))
             return;
         u = atomic_exchange_explicit(&p->waiter, NULL, memory_order_acq_rel);
         if (!u)
@@ -166,9 +167,8 @@ static inline void complete(loom_req *r, int me)
 {
     struct p2p_rank *p = &ranks[r->owner];
     bool same = p->worker == ranks[me].worker;
-    /* Results and data before done; between workers also ordered before
-     * our look at the owner's waiter slot. r may be freed once done is set. */
-    atomic_store_explicit(&r->done, 1, same ? memory_order_release : memory_order_seq_cst);
+    /* Results and data before done. r may be freed once done is set. */
+    atomic_store_explicit(&r->done, 1, memory_order_release);
     wake_rank(p, same);
 }
 
@@ -527,9 +527,8 @@ static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, 
     }
     bool same = p->worker == ranks[me].worker;
     /* Publish the envelope and payload before the sequence number that tells
-     * the merger they are there; between workers seq_cst, so that it is also
-     * ordered before our look at the receiver's waiter slot. */
-    atomic_store_explicit(&s->seq, pos + 1, same ? memory_order_release : memory_order_seq_cst);
+     * the merger they are there. */
+    atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
     wake_rank(p, same);
     return true;
 }
@@ -611,7 +610,7 @@ void loom_req_complete_async(loom_req *r)
 {
     struct p2p_rank *p = &ranks[r->owner];
     bool same = p->worker == loom_sched_worker_self();
-    atomic_store_explicit(&r->done, 1, same ? memory_order_release : memory_order_seq_cst);
+    atomic_store_explicit(&r->done, 1, memory_order_release);
     wake_rank(p, same);
 }
 
@@ -626,6 +625,19 @@ bool loom_p2p_progress(void)
 /* ---- waiting ---------------------------------------------------------------- */
 
 typedef bool (*wait_cond)(const void *arg);
+
+/* What a parked rank_wait() waits for, as its worker re-checks it. */
+struct rank_watch {
+    struct p2p_rank *p;
+    wait_cond cond;
+    const void *arg;
+};
+
+static bool rank_watch_ready(const void *arg)
+{
+    const struct rank_watch *w = arg;
+    return w->cond(w->arg) || inbox_ready(w->p);
+}
 
 /* Waits, as rank me (state p), until cond(arg), merging the inbox meanwhile:
  * spins while alone on the worker (for at most spin_ns), else registers in
@@ -676,7 +688,8 @@ static inline __attribute__((always_inline)) void rank_wait(struct p2p_rank *p, 
             break;
         if (inbox_ready(p))
             continue;
-        loom_ult_park();
+        struct rank_watch rw = {p, cond, arg};
+        loom_ult_park_watched(rank_watch_ready, &rw);
     }
 out:
     /* Leave the slot if it still names us: fewer stale wake-ups. Only we

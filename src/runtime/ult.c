@@ -26,6 +26,22 @@
  * stores `sleeping = 1` and then reads its inbox; a waker pushes into the
  * inbox and then reads `sleeping`. Both sides use seq_cst, so (Dekker) at
  * least one sees the other: no lost wake-ups.
+ *
+ * Watched parking (loom_lazy_notify): a notifier makes a waiter's condition
+ * true with a plain release store and then looks at the waiter's slot, with
+ * no fence in between, because a full fence there stalls the notifier for
+ * a whole cache-line transfer on every message and every collective call.
+ * Its look may then run before its store is visible, miss a waiter that
+ * registered meanwhile, and that waiter may park on a stale condition. The
+ * waiter's worker repairs this: a ULT that parks in loom_ult_wait (or
+ * loom_ult_park_watched) leaves its condition in the worker's watch list,
+ * and the worker re-checks the list every WATCH_EVERY scheduling decisions
+ * and on every turn of its idle loop (a store becomes visible within
+ * nanoseconds; it is only its order that may differ). Before the worker
+ * sleeps on its futex it issues membarrier(PRIVATE_EXPEDITED), a full fence
+ * on every thread of the process, and re-checks once more: any notifier
+ * whose store that check misses looks at the slot after the fence and sees
+ * the waiter (asymmetric Dekker). Without membarrier, notifiers fence.
  */
 #define _GNU_SOURCE
 #include "runtime/ult.h"
@@ -43,6 +59,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -73,6 +90,24 @@ enum {
 /* How often a waiting ULT yields to the worker's other ready ULTs before it
  * parks (LOOM_WAIT_YIELDS overrides, for measurements). */
 static int yields_before_park = 16;
+
+bool loom_lazy_notify;
+
+/* Polls a lone waiter makes before it adds a pause to each poll. */
+#define SPIN_FAST 2048u
+
+/* Scheduling decisions between two re-checks of a worker's watch list. */
+#define WATCH_EVERY 128u
+
+/* A parked ULT's condition, re-checked by its worker (watched parking).
+ * Lives in the parked ULT's frame; linked and unlinked by that ULT, read by
+ * its worker's scheduler: one thread. */
+struct watch {
+    struct watch *prev, *next;
+    loom_cond_fn done;
+    const void *arg;
+    struct loom_ult *u;
+};
 
 struct loom_ult {
     /* Touched by remote wakers. */
@@ -106,6 +141,8 @@ struct worker {
     /* Owner-only hot state. */
     struct loom_ult *rq_head, *rq_tail;
     struct loom_ult *current;
+    struct watch *watch; /* parked ULTs' conditions (watched parking) */
+    unsigned picks;      /* scheduling decisions, for the watch re-checks */
     int id;
 
     /* Written by wakers on other threads. */
@@ -270,11 +307,33 @@ static inline void enqueue(struct loom_ult *u)
         inbox_push(w, u);
 }
 
+/* Readies every parked ULT of w whose watched condition holds; true if it
+ * readied any. Owner only: a watched ULT's frame stays put until w itself
+ * resumes it, even when another thread has just made it RUN. */
+static bool watch_scan(struct worker *w)
+{
+    bool woke = false;
+    for (struct watch *r = w->watch; r; r = r->next) {
+        uint32_t s = atomic_load_explicit(&r->u->state, memory_order_relaxed);
+        if (s != ST_PARKED || !r->done(r->arg))
+            continue;
+        /* Acq_rel as in loom_ult_wake: we resume it ourselves. */
+        if (atomic_compare_exchange_strong_explicit(&r->u->state, &s, ST_RUN, memory_order_acq_rel,
+                                                    memory_order_relaxed)) {
+            rq_push(w, r->u);
+            woke = true;
+        }
+    }
+    return woke;
+}
+
 /* The next ready ULT of w, or NULL. Owner only. */
 static inline struct loom_ult *pick_next(struct worker *w)
 {
     if (inbox_nonempty(w))
         inbox_drain(w);
+    if (LOOM_UNLIKELY(w->watch != NULL) && (++w->picks % WATCH_EVERY) == 0)
+        watch_scan(w);
     return rq_pop(w);
 }
 
@@ -364,6 +423,12 @@ static void pin_self(int w)
         loom_log_warn("cannot pin worker %d: %s", w, strerror(rc));
 }
 
+/* A full fence on every running thread of the process. */
+static void heavy_fence(void)
+{
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+}
+
 /* Polls for idle_spin_ns, then sleeps until a wake-up or stop. */
 static void idle(struct worker *w)
 {
@@ -371,9 +436,18 @@ static void idle(struct worker *w)
     for (unsigned i = 1;; i++) {
         if (inbox_nonempty(w) || atomic_load_explicit(&g.stop, memory_order_relaxed))
             return;
+        if (w->watch && watch_scan(w))
+            return;
         loom_cpu_relax();
         if ((i & 63) == 0 && loom_time_ns() - t0 >= (uint64_t)g.idle_spin_ns)
             break;
+    }
+    /* Watched ULTs: after the fence, a notifier whose store we do not see
+     * looks at its waiter's slot after it, so it wakes that ULT itself. */
+    if (w->watch) {
+        heavy_fence();
+        if (watch_scan(w))
+            return;
     }
     /* Seq_cst store then seq_cst loads (Dekker with inbox_push/stop_all):
      * either we see their write, or they see sleeping == 1 and wake us. */
@@ -470,6 +544,11 @@ int loom_sched_init(const struct loom_sched_params *params)
     g.nworkers = n;
     g.page = sysconf(_SC_PAGESIZE);
     yields_before_park = (int)loom_env_size("LOOM_WAIT_YIELDS", 16);
+    /* Watched parking needs the heavy fence; LOOM_LAZY_NOTIFY=0 turns it off
+     * (every notifier then fences). */
+    loom_lazy_notify =
+        loom_env_size("LOOM_LAZY_NOTIFY", 1) != 0 &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
     g.spin_ns = params->spin_ns >= 0 ? params->spin_ns : (long)loom_env_size("LOOM_SPIN_NS", 50000);
     g.idle_spin_ns = params->idle_spin_ns >= 0 ? params->idle_spin_ns
                                                : (long)loom_env_size("LOOM_IDLE_SPIN_NS", 100000);
@@ -763,14 +842,25 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
     struct loom_ult *self = w->current;
     if (!loom_sched_others_ready()) {
         if (g.spin_ns > 0) {
-            uint64_t t0 = loom_time_ns();
+            uint64_t t0 = 0;
             for (unsigned i = 1;; i++) {
-                loom_cpu_relax();
+                /* No pause at first: one costs tens of ns on recent x86,
+                 * as much as the transfer being waited for. */
+                if (i > SPIN_FAST)
+                    loom_cpu_relax();
                 if (done(arg))
                     return;
-                if ((i & 63) == 0 &&
-                    (loom_sched_others_ready() || loom_time_ns() - t0 >= (uint64_t)g.spin_ns))
+                if ((i & 63) == 0 && loom_sched_others_ready())
                     break;
+                if ((i & 1023) == 0) {
+                    /* The clock is slow to read (tens of ns): rarely, and
+                     * not at the start, where the wait is often short. */
+                    uint64_t now = loom_time_ns();
+                    if (!t0)
+                        t0 = now;
+                    else if (now - t0 >= (uint64_t)g.spin_ns)
+                        break;
+                }
             }
         }
     } else {
@@ -792,7 +882,7 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
         atomic_thread_fence(memory_order_seq_cst);
         if (done(arg))
             break;
-        loom_ult_park();
+        loom_ult_park_watched(done, arg);
         if (done(arg))
             break;
     }
@@ -802,13 +892,36 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
                                             memory_order_relaxed);
 }
 
+void loom_ult_park_watched(loom_cond_fn done, const void *arg)
+{
+    struct worker *w = tls_worker;
+    if (!loom_lazy_notify || !w || w->current->is_sched) {
+        loom_ult_park();
+        return;
+    }
+    struct watch rec = {.next = w->watch, .done = done, .arg = arg, .u = w->current};
+    if (rec.next)
+        rec.next->prev = &rec;
+    w->watch = &rec;
+    loom_ult_park();
+    /* Same worker: ULTs do not migrate. */
+    if (rec.prev)
+        rec.prev->next = rec.next;
+    else
+        w->watch = rec.next;
+    if (rec.next)
+        rec.next->prev = rec.prev;
+}
+
 void loom_ult_notify(loom_waiter_slot *slot)
 {
-    /* Cheap test first: most notifies find nobody waiting. Seq_cst: ordered
-     * after the caller's seq_cst condition store (Dekker with the waiter). */
-    if (!atomic_load_explicit(slot, memory_order_seq_cst))
+    /* Cheap test first: most notifies find nobody waiting. The fence orders
+     * the caller's condition store before this look (Dekker with the
+     * waiter; with watched parking only for the compiler, see above). */
+    loom_notify_fence();
+    if (!atomic_load_explicit(slot, memory_order_relaxed))
         return;
-    struct loom_ult *u = atomic_exchange_explicit(slot, NULL, memory_order_seq_cst);
+    struct loom_ult *u = atomic_exchange_explicit(slot, NULL, memory_order_acq_rel);
     if (u)
         loom_ult_wake(u);
 }

@@ -79,14 +79,37 @@ void loom_ult_park(void);
 void loom_ult_wake(struct loom_ult *u);
 
 /* Waits until done(arg) is true: spins while this ULT is alone on its worker
- * (for at most spin_ns), then registers in *slot and parks. The waker makes
- * done() true and then calls loom_ult_notify(slot). Objects holding slots
- * must stay mapped while a stale notify may still reach them (pools). */
+ * (for at most spin_ns), then registers in *slot and parks (watched). The
+ * waker makes done() true and then calls loom_ult_notify(slot). Objects
+ * holding slots must stay mapped while a stale notify may still reach them
+ * (pools). done() must only read memory (its worker may call it). */
 void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot);
 
 /* Wakes whoever is registered in *slot, if anyone. Call after making the
- * condition true (the store must be seq_cst or followed by a fence). */
+ * condition true (a release store suffices: see loom_notify_fence). */
 void loom_ult_notify(loom_waiter_slot *slot);
+
+/* True when notifiers need no full fence between their condition store and
+ * their look at a waiter slot, because waiters park watched (ult.c explains
+ * the protocol). Set by loom_sched_init(). */
+extern bool loom_lazy_notify;
+
+/* What a notifier runs between its condition store and its look at the
+ * waiter's slot: a compiler barrier with watched parking, else a full
+ * fence (Dekker with the waiter's seq_cst registration). */
+static inline void loom_notify_fence(void)
+{
+    if (loom_lazy_notify)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* Parks like loom_ult_park() after the caller registered in a waiter slot
+ * and saw done(arg) false; meanwhile the worker re-checks done(arg) and
+ * resumes the ULT when it holds, so that a notifier's unfenced look at the
+ * slot can never lose the wake-up. done() must only read memory. */
+void loom_ult_park_watched(loom_cond_fn done, const void *arg);
 
 /* Ends the calling ULT; never returns. Returning from fn does the same. */
 __attribute__((noreturn)) void loom_ult_exit(void);
