@@ -288,6 +288,7 @@ static int run_processes(int n, char *path, char **argv, bool tag, double timeou
             forward_signal(SIGTERM);
         }
     }
+    free(relays);
     return status;
 }
 
@@ -391,8 +392,11 @@ int main(int argc, char **argv)
         return 127;
     }
     char why[512];
-    if (!loom_image_is_loom_program(path, why, sizeof why))
-        return run_processes(spec.nranks, path, argv + i, spec.tag_output, spec.timeout_s);
+    if (!loom_image_is_loom_program(path, why, sizeof why)) {
+        int rc = run_processes(spec.nranks, path, argv + i, spec.tag_output, spec.timeout_s);
+        free(path);
+        return rc;
+    }
     spec.program = path;
     spec.argc = argc - i;
     spec.argv = argv + i;
