@@ -100,6 +100,7 @@ struct coll_member {
         const struct coll_algorithm *alg;
         size_t nbytes;
         int root, flags;
+        unsigned gen; /* the overrides' generation it was chosen under */
     } memo[LOOM_COLL_NKINDS];
     void *scratch[3]; /* grow-only */
     size_t scratch_len[3];

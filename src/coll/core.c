@@ -712,6 +712,11 @@ int coll_fold(struct coll_ctx *x, const struct loom_op *op, const struct loom_ty
     size_t step = ext > 0 ? COLL_STRIP / (size_t)ext : ne;
     if (step == 0)
         step = 1;
+    if (n == 2 && alias < 0 && ne <= step) {
+        /* Two inputs in one strip (two ranks, small vectors): one pass. */
+        reduce3(op, t, in[0], in[1], out, e0, ne);
+        return MPI_SUCCESS;
+    }
     const void *stack_in[16];
     const void **v =
         (size_t)n <= LOOM_ARRAY_SIZE(stack_in) ? stack_in : malloc((size_t)n * sizeof *v);

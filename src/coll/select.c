@@ -45,6 +45,7 @@ static struct {
     const struct coll_algorithm *forced[LOOM_COLL_NKINDS];
     /* loom_coll_force(): every rank sets the same value between barriers. */
     _Atomic(const struct coll_algorithm *) override[LOOM_COLL_NKINDS];
+    _Atomic unsigned gen; /* bumped by each override: the memos expire */
     bool verbose;
 } cfg = {.once = PTHREAD_ONCE_INIT};
 
@@ -98,6 +99,7 @@ void coll_select_override(int kind, const struct coll_algorithm *alg)
 {
     pthread_once(&cfg.once, configure);
     atomic_store_explicit(&cfg.override[kind], alg, memory_order_relaxed);
+    atomic_fetch_add_explicit(&cfg.gen, 1, memory_order_relaxed);
 }
 
 size_t coll_call_bytes(const struct coll_ctx *x)
@@ -121,8 +123,11 @@ int coll_max_per_worker(const struct coll_shared *sh)
     return sh->max_per_worker;
 }
 
-const struct coll_algorithm *coll_select(struct coll_ctx *x)
+/* coll_select() without a memo of this choice. */
+static __attribute__((noinline)) const struct coll_algorithm *
+select_slow(struct coll_ctx *x, struct coll_memo *memo, size_t nbytes, int flags, unsigned gen)
 {
+    const struct loom_coll_args *a = x->a;
     if (!atomic_load_explicit(&cfg.ready, memory_order_acquire))
         pthread_once(&cfg.once, configure);
     const struct coll_algorithm *forced =
@@ -130,22 +135,12 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
     if (!forced)
         forced = cfg.forced[x->kind];
     if (forced && !cfg.verbose)
-        return forced;
-    size_t nbytes = coll_call_bytes(x);
-    /* The choice depends on nothing else than this (and the communicator):
-     * remember the last one per collective. */
-    const struct loom_coll_args *a = x->a;
-    struct coll_memo *memo = &x->me->memo[x->kind];
-    int flags =
-        (a->op && a->op->commutative) | (a->rtype && a->rtype->contig) << 1 | x->nonblocking << 2;
-    if (memo->alg && !cfg.verbose && memo->nbytes == nbytes && memo->root == a->root &&
-        memo->flags == flags)
-        return memo->alg;
+        return *memo = (struct coll_memo){forced, nbytes, a->root, flags, gen}, forced;
     const struct coll_algorithm *tuned = forced ? NULL : coll_tuning_lookup(x, nbytes);
     if (tuned && x->nonblocking && !tuned->independent)
         tuned = NULL; /* measured with blocking calls; see algorithms.def */
     if (tuned && !cfg.verbose)
-        return *memo = (struct coll_memo){tuned, nbytes, a->root, flags}, tuned;
+        return *memo = (struct coll_memo){tuned, nbytes, a->root, flags, gen}, tuned;
     const struct coll_algorithm *best = NULL;
     double best_cost = 0;
     char line[512];
@@ -172,8 +167,8 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
         best = forced;
     else if (tuned)
         best = tuned;
-    if (!forced)
-        *memo = (struct coll_memo){best, nbytes, a->root, flags};
+    if (!forced && !cfg.verbose)
+        *memo = (struct coll_memo){best, nbytes, a->root, flags, gen};
     if (cfg.verbose && x->rank == 0) {
         const char *name = loom_coll_name(x->kind);
         fprintf(stderr, "loom: MPI_%s%c%s on %d ranks, %zu bytes:%s -> %s%s\n",
@@ -185,6 +180,23 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
                         : "");
     }
     return best;
+}
+
+const struct coll_algorithm *coll_select(struct coll_ctx *x)
+{
+    /* The choice depends on nothing else than this, the communicator and
+     * the overrides: remember the last one per collective (checked first,
+     * since every call asks; a memo exists only once configure() ran). */
+    size_t nbytes = coll_call_bytes(x);
+    const struct loom_coll_args *a = x->a;
+    struct coll_memo *memo = &x->me->memo[x->kind];
+    int flags =
+        (a->op && a->op->commutative) | (a->rtype && a->rtype->contig) << 1 | x->nonblocking << 2;
+    unsigned gen = atomic_load_explicit(&cfg.gen, memory_order_relaxed);
+    if (LOOM_LIKELY(memo->alg != NULL) && memo->gen == gen && memo->nbytes == nbytes &&
+        memo->root == a->root && memo->flags == flags)
+        return memo->alg;
+    return select_slow(x, memo, nbytes, flags, gen);
 }
 
 void loom_coll_describe(void *file)

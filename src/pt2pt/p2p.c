@@ -601,7 +601,10 @@ bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uin
             loom_cpu_relax();
     }
     lock(p);
-    got = take_head(p, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
+    /* A locked-path sender may have merged the inbox (older messages, now
+     * unexpected) and appended its own since the loop's last look at
+     * unexp_seq: the head is then not the oldest message. */
+    got = !p->unexp_head && take_head(p, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
     unlock(p);
     return got;
 }
