@@ -9,9 +9,13 @@ jobs=$(nproc)
 status=0
 
 echo "== clang-format check"
-if ! git ls-files '*.c' '*.h' '*.cpp' | xargs clang-format --dry-run -Werror 2>&1 | head -20 | grep .; then
+# Judged by what clang-format prints: under pipefail a pipeline's status
+# would be xargs' own, whatever grep found.
+fmt=$(git ls-files '*.c' '*.h' '*.cpp' | xargs clang-format --dry-run -Werror 2>&1 | head -20)
+if [ -z "$fmt" ]; then
     echo "formatting: ok"
 else
+    printf '%s\n' "$fmt"
     echo "formatting: the files above differ from .clang-format (run clang-format -i)"
     status=1
 fi

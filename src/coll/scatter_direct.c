@@ -24,6 +24,8 @@ static int scatter(struct coll_ctx *x)
             p->copied_in = small;
             if (small)
                 for (int j = 0; j < n; j++) {
+                    if (j == root)
+                        continue; /* the root copies its own block below */
                     struct coll_block b = coll_send_block(x->kind, a, a->sbuf, j);
                     loom_type_pack(coll_post_cell(p, block * (size_t)n) + (size_t)j * block, b.buf,
                                    b.type, 0, block);

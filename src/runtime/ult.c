@@ -35,13 +35,14 @@
  * registered meanwhile, and that waiter may park on a stale condition. The
  * waiter's worker repairs this: a ULT that parks in loom_ult_wait (or
  * loom_ult_park_watched) leaves its condition in the worker's watch list,
- * and the worker re-checks the list every WATCH_EVERY scheduling decisions
- * and on every turn of its idle loop (a store becomes visible within
- * nanoseconds; it is only its order that may differ). Before the worker
- * sleeps on its futex it issues membarrier(PRIVATE_EXPEDITED), a full fence
- * on every thread of the process, and re-checks once more: any notifier
- * whose store that check misses looks at the slot after the fence and sees
- * the waiter (asymmetric Dekker). Without membarrier, notifiers fence.
+ * and the worker re-checks the list every WATCH_EVERY (+ WATCH_PER_RECORD
+ * per record) scheduling decisions and on every turn of its idle loop (a
+ * store becomes visible within nanoseconds; it is only its order that may
+ * differ). Before the worker sleeps on its futex it issues
+ * membarrier(PRIVATE_EXPEDITED), a full fence on every thread of the
+ * process, and re-checks once more: any notifier whose store that check
+ * misses looks at the slot after the fence and sees the waiter (asymmetric
+ * Dekker). Without membarrier, notifiers fence.
  */
 #define _GNU_SOURCE
 #include "runtime/ult.h"
@@ -96,8 +97,11 @@ bool loom_lazy_notify;
 /* Polls a lone waiter makes before it adds a pause to each poll. */
 #define SPIN_FAST 2048u
 
-/* Scheduling decisions between two re-checks of a worker's watch list. */
-#define WATCH_EVERY 128u
+/* Scheduling decisions between two re-checks of a worker's watch list:
+ * WATCH_EVERY, plus WATCH_PER_RECORD per record, so that with many parked
+ * ULTs the re-checks stay a small share of the switches. */
+#define WATCH_EVERY      128u
+#define WATCH_PER_RECORD 8u
 
 /* A parked ULT's condition, re-checked by its worker (watched parking).
  * Lives in the parked ULT's frame; linked and unlinked by that ULT, read by
@@ -142,7 +146,8 @@ struct worker {
     struct loom_ult *rq_head, *rq_tail;
     struct loom_ult *current;
     struct watch *watch; /* parked ULTs' conditions (watched parking) */
-    unsigned picks;      /* scheduling decisions, for the watch re-checks */
+    unsigned nwatch;     /* records in it */
+    unsigned picks;      /* scheduling decisions since the last re-check */
     int id;
 
     /* Written by wakers on other threads. */
@@ -332,8 +337,11 @@ static inline struct loom_ult *pick_next(struct worker *w)
 {
     if (inbox_nonempty(w))
         inbox_drain(w);
-    if (LOOM_UNLIKELY(w->watch != NULL) && (++w->picks % WATCH_EVERY) == 0)
+    if (LOOM_UNLIKELY(w->watch != NULL) &&
+        ++w->picks >= WATCH_EVERY + WATCH_PER_RECORD * w->nwatch) {
+        w->picks = 0;
         watch_scan(w);
+    }
     return rq_pop(w);
 }
 
@@ -903,6 +911,7 @@ void loom_ult_park_watched(loom_cond_fn done, const void *arg)
     if (rec.next)
         rec.next->prev = &rec;
     w->watch = &rec;
+    w->nwatch++;
     loom_ult_park();
     /* Same worker: ULTs do not migrate. */
     if (rec.prev)
@@ -911,6 +920,7 @@ void loom_ult_park_watched(loom_cond_fn done, const void *arg)
         w->watch = rec.next;
     if (rec.next)
         rec.next->prev = rec.prev;
+    w->nwatch--;
 }
 
 void loom_ult_notify(loom_waiter_slot *slot)

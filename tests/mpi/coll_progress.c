@@ -117,8 +117,7 @@ static void run(int n)
         MPI_Igather(a, n, MPI_INT, b, n, MPI_INT, root, MPI_COMM_WORLD, &rq);
         complete(what, &rq, a, (size_t)n);
         for (size_t i = 0; me == root && i < all; i++)
-            CHECK(b[i] == 100 * (int)(i / (size_t)n) + (int)(i % (size_t)n), "[%zu] = %d", i,
-                  b[i]);
+            CHECK(b[i] == 100 * (int)(i / (size_t)n) + (int)(i % (size_t)n), "[%zu] = %d", i, b[i]);
 
         snprintf(what, sizeof what, "Iscatterv n=%d root=%d", n, root);
         for (size_t i = 0; i < all; i++)
