@@ -36,9 +36,6 @@
 #define POOL_CHUNK  64
 #define INBOX_SLOTS 64u /* a power of two */
 #define INBOX_MASK  (INBOX_SLOTS - 1)
-/* Polls a lone waiter makes before it adds a pause to each poll (a pause
- * costs tens of ns on recent x86, as much as the message itself). */
-#define SPIN_FAST 2048u
 
 size_t loom_p2p_eager_max = 16384;
 static uint64_t spin_ns = 50000;
@@ -597,7 +594,7 @@ bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uin
             else if (now - t0 >= spin_ns)
                 return false;
         }
-        if (i > SPIN_FAST) /* a pause costs half a transfer: none at first */
+        if (i > LOOM_WAIT_FAST_POLLS) /* a pause costs half a transfer: none at first */
             loom_cpu_relax();
     }
     lock(p);
@@ -681,7 +678,7 @@ static inline __attribute__((always_inline)) void rank_wait(struct p2p_rank *p, 
                 else if (now - t0 >= spin_ns)
                     break;
             }
-            if (i > SPIN_FAST)
+            if (i > LOOM_WAIT_FAST_POLLS)
                 loom_cpu_relax();
         }
         /* seq_cst: registered before cond's and inbox_ready's last look. */

@@ -94,9 +94,6 @@ static int yields_before_park = 16;
 
 bool loom_lazy_notify;
 
-/* Polls a lone waiter makes before it adds a pause to each poll. */
-#define SPIN_FAST 2048u
-
 /* Scheduling decisions between two re-checks of a worker's watch list:
  * WATCH_EVERY, plus WATCH_PER_RECORD per record, so that with many parked
  * ULTs the re-checks stay a small share of the switches. */
@@ -854,7 +851,7 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
             for (unsigned i = 1;; i++) {
                 /* No pause at first: one costs tens of ns on recent x86,
                  * as much as the transfer being waited for. */
-                if (i > SPIN_FAST)
+                if (i > LOOM_WAIT_FAST_POLLS)
                     loom_cpu_relax();
                 if (done(arg))
                     return;

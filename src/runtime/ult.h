@@ -85,6 +85,10 @@ void loom_ult_wake(struct loom_ult *u);
  * (pools). done() must only read memory (its worker may call it). */
 void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot);
 
+/* Polls a lone waiter makes before it adds a pause to each poll (a pause
+ * costs tens of ns on recent x86, as much as the transfer waited for). */
+#define LOOM_WAIT_FAST_POLLS 2048u
+
 /* Wakes whoever is registered in *slot, if anyone. Call after making the
  * condition true (a release store suffices: see loom_notify_fence). */
 void loom_ult_notify(loom_waiter_slot *slot);
