@@ -28,12 +28,9 @@ struct call {
 static int begin(struct call *k, const char *fn, MPI_Comm comm)
 {
     *k = (struct call){.fn = fn, .comm = comm};
-    int rc = loom_mpi_check_init(fn);
+    int rc = loom_mpi_comm_enter(fn, comm, &k->c);
     if (rc)
         return rc;
-    k->c = loom_comm_lookup(comm);
-    if (!k->c)
-        return loom_mpi_bad_comm(comm, fn);
     k->size = k->c->sh->size;
     return MPI_SUCCESS;
 }

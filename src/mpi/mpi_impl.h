@@ -41,6 +41,12 @@ int loom_mpi_check_init(const char *fn);
 
 const char *loom_mpi_class_name(int errclass);
 
+struct loom_comm;
+/* The communicator comm of the calling rank, between MPI_Init and
+ * MPI_Finalize (one look at the rank); else raises the error that says why
+ * (not initialized, finalized, or not a usable communicator). */
+int loom_mpi_comm_enter(const char *fn, MPI_Comm comm, struct loom_comm **c_p);
+
 /* True for a communicator handle this rank may use. */
 bool loom_mpi_comm_valid(MPI_Comm comm);
 int loom_mpi_comm_size(MPI_Comm comm);

@@ -33,15 +33,7 @@ static inline int check_rank(const char *fn, int *me_p)
 
 static int check_comm(const char *fn, MPI_Comm comm, struct loom_comm **c_p)
 {
-    /* The lookup finds the caller (one look at the ULT's thread-local
-     * state); a communicator exists only between MPI_Init and MPI_Finalize. */
-    struct loom_comm *c = loom_comm_lookup(comm);
-    if (LOOM_UNLIKELY(!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED)) {
-        int rc = loom_mpi_check_init(fn);
-        return rc ? rc : loom_mpi_bad_comm(comm, fn);
-    }
-    *c_p = c;
-    return MPI_SUCCESS;
+    return loom_mpi_comm_enter(fn, comm, c_p);
 }
 
 static int check_buf(const char *fn, MPI_Comm comm, const void *buf, int count, MPI_Datatype type,
