@@ -35,12 +35,13 @@ static bool applies(const struct coll_ctx *x)
     return x->a->op->commutative || x->sh->dom_contig;
 }
 
-/* Sets the caller's progress to stage s of chunk c (a seq_cst store: waiters
- * are notified after it). */
+/* Sets the caller's progress to stage s of chunk c (a release store: the
+ * waiters are notified after it, and coll_notify() orders its look at their
+ * slots, loom_notify_fence). */
 static void reach(struct coll_ctx *x, uint64_t c, int s)
 {
     atomic_store_explicit(&x->me->progress, x->seq << 20 | (c * 4 + (uint64_t)s),
-                          memory_order_seq_cst);
+                          memory_order_release);
 }
 
 /* Waits until member r reached stage s of chunk c; its post, NULL on a

@@ -39,7 +39,8 @@ int coll_allreduce_tiled(struct coll_ctx *x)
     tile(a->rcount, n, me, &e0, &ne);
     if (rc == MPI_SUCCESS && ne)
         rc = coll_fold(x, a->op, t, in, n, a->rbuf, a->in_place ? me : -1, e0, ne);
-    atomic_store_explicit(&x->me->ready, x->seq, memory_order_seq_cst);
+    /* Release: coll_notify() orders its look at the slots (loom_notify_fence). */
+    atomic_store_explicit(&x->me->ready, x->seq, memory_order_release);
     for (int r = 0; r < n; r++)
         if (r != me)
             coll_notify(x, r);

@@ -86,7 +86,8 @@ int coll_reduce_numa(struct coll_ctx *x)
             if ((ne = coll_tile(&tl, c, j, &e0)) && !rc)
                 rc =
                     coll_fold(x, a->op, t, in, q, partial(&tl, t, tmp, i, q, c, j, e0), -1, e0, ne);
-        atomic_store_explicit(&x->me->progress, base | (c * 4 + 1), memory_order_seq_cst);
+        /* Release: coll_notify() orders its look at the slot (loom_notify_fence). */
+        atomic_store_explicit(&x->me->progress, base | (c * 4 + 1), memory_order_release);
         if (me != root) {
             coll_notify(x, root);
             continue;
@@ -115,7 +116,7 @@ int coll_reduce_numa(struct coll_ctx *x)
     }
     /* The root read every partial, so every input was read too. */
     if (me == root) {
-        atomic_store_explicit(&x->me->progress, base | COLL_TILES_FINAL, memory_order_seq_cst);
+        atomic_store_explicit(&x->me->progress, base | COLL_TILES_FINAL, memory_order_release);
         for (int r = 0; r < x->size; r++)
             if (r != me)
                 coll_notify(x, r);
