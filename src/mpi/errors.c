@@ -176,19 +176,6 @@ int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, .
     loom_job_abort(errclass);
 }
 
-int loom_mpi_comm_enter(const char *fn, MPI_Comm comm, struct loom_comm **c_p)
-{
-    /* The lookup finds the caller (one look at the ULT's thread-local
-     * state); a communicator exists only between MPI_Init and MPI_Finalize. */
-    struct loom_comm *c = loom_comm_lookup(comm);
-    if (LOOM_UNLIKELY(!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED)) {
-        int rc = loom_mpi_check_init(fn);
-        return rc ? rc : loom_mpi_bad_comm(comm, fn);
-    }
-    *c_p = c;
-    return MPI_SUCCESS;
-}
-
 int loom_mpi_check_init(const char *fn)
 {
     struct loom_rank *r = loom_rank_self();

@@ -3,7 +3,7 @@
  * and the macro that makes MPI_x a weak alias of PMPI_x (the profiling
  * interface). Entry points are written as PMPI_x (renamed LPMPI_x by mpi.h).
  *
- * Depends on: runtime, util.
+ * Depends on: comm, runtime, util.
  */
 #ifndef LOOM_MPI_IMPL_H
 #define LOOM_MPI_IMPL_H
@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 
+#include "comm/comm.h"
 #include "runtime/job.h"
 #include "runtime/ult.h"
 #include "util/common.h"
@@ -41,17 +42,28 @@ int loom_mpi_check_init(const char *fn);
 
 const char *loom_mpi_class_name(int errclass);
 
-struct loom_comm;
-/* The communicator comm of the calling rank, between MPI_Init and
- * MPI_Finalize (one look at the rank); else raises the error that says why
- * (not initialized, finalized, or not a usable communicator). */
-int loom_mpi_comm_enter(const char *fn, MPI_Comm comm, struct loom_comm **c_p);
-
 /* True for a communicator handle this rank may use. */
 bool loom_mpi_comm_valid(MPI_Comm comm);
 int loom_mpi_comm_size(MPI_Comm comm);
 /* Raises MPI_ERR_COMM for a handle that is not a usable communicator. */
 int loom_mpi_bad_comm(MPI_Comm comm, const char *fn);
+
+/* The communicator comm of the calling rank, between MPI_Init and
+ * MPI_Finalize; else raises the error that says why (not initialized,
+ * finalized, or not a usable communicator). Inline: every point-to-point
+ * and collective call starts here. */
+static inline int loom_mpi_comm_enter(const char *fn, MPI_Comm comm, struct loom_comm **c_p)
+{
+    /* The lookup finds the caller (one look at the ULT's thread-local
+     * state); a communicator exists only between MPI_Init and MPI_Finalize. */
+    struct loom_comm *c = loom_comm_lookup(comm);
+    if (LOOM_UNLIKELY(!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED)) {
+        int rc = loom_mpi_check_init(fn);
+        return rc ? rc : loom_mpi_bad_comm(comm, fn);
+    }
+    *c_p = c;
+    return MPI_SUCCESS;
+}
 
 /* The world barrier's job-wide state (barrier.c). */
 int loom_mpi_barrier_init(int nranks) LOOM_MUST_CHECK;

@@ -31,11 +31,6 @@ static inline int check_rank(const char *fn, int *me_p)
     return MPI_SUCCESS;
 }
 
-static int check_comm(const char *fn, MPI_Comm comm, struct loom_comm **c_p)
-{
-    return loom_mpi_comm_enter(fn, comm, c_p);
-}
-
 static int check_buf(const char *fn, MPI_Comm comm, const void *buf, int count, MPI_Datatype type,
                      struct loom_type **t_p)
 {
@@ -222,7 +217,7 @@ static bool is_inactive(MPI_Request r)
 static int check_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
                       int tag, MPI_Comm comm, struct loom_comm **c_p, struct loom_type **t_p)
 {
-    int rc = check_comm(fn, comm, c_p);
+    int rc = loom_mpi_comm_enter(fn, comm, c_p);
     if (rc || (rc = check_buf(fn, comm, buf, count, type, t_p)) ||
         (rc = check_dest(fn, comm, *c_p, dest, tag)))
         return rc;
@@ -262,7 +257,7 @@ static int post_send(const char *fn, const void *buf, int count, MPI_Datatype ty
 static int check_recv(const char *fn, void *buf, int count, MPI_Datatype type, int src, int tag,
                       MPI_Comm comm, struct loom_comm **c_p, struct loom_type **t_p)
 {
-    int rc = check_comm(fn, comm, c_p);
+    int rc = loom_mpi_comm_enter(fn, comm, c_p);
     if (rc || (rc = check_buf(fn, comm, buf, count, type, t_p)))
         return rc;
     return check_source(fn, comm, *c_p, src, tag);
@@ -477,7 +472,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int
 {
     struct loom_comm *c = NULL;
     struct loom_type *t = NULL;
-    int rc = check_comm("MPI_Sendrecv_replace", comm, &c);
+    int rc = loom_mpi_comm_enter("MPI_Sendrecv_replace", comm, &c);
     if (rc || (rc = check_buf("MPI_Sendrecv_replace", comm, buf, count, type, &t)))
         return rc;
     /* Send from a packed copy so the receive can land in place. */
@@ -856,7 +851,7 @@ static int probe_common(const char *fn, int src, int tag, MPI_Comm comm, bool bl
                         int *flag, MPI_Message *msg, MPI_Status *status)
 {
     struct loom_comm *c = NULL;
-    int rc = check_comm(fn, comm, &c);
+    int rc = loom_mpi_comm_enter(fn, comm, &c);
     if (rc || (rc = check_source(fn, comm, c, src, tag)))
         return rc;
     if (src == MPI_PROC_NULL) {
