@@ -356,6 +356,18 @@ static void wait_finished(struct coll_ctx *x, uint64_t s)
     }
 }
 
+/* Waits until the readers of the caller's post par counted so far are done
+ * (post.reads reached expect_reads); remembers it, so that the post's shared
+ * line is read again only when more readers are expected. */
+static void await_post_reads(struct coll_ctx *x, int par)
+{
+    struct coll_member *me = x->me;
+    if (me->reads_seen[par] >= me->expect_reads[par])
+        return;
+    coll_wait(x, &me->post[par].reads, me->expect_reads[par]);
+    me->reads_seen[par] = me->expect_reads[par];
+}
+
 struct coll_post *coll_publish_begin(struct coll_ctx *x)
 {
     /* What the post's last use left to wait for comes from the member's
@@ -366,10 +378,7 @@ struct coll_post *coll_publish_begin(struct coll_ctx *x)
     struct coll_post *p = &me->post[par];
     if (me->copyin_seq[par])
         wait_finished(x, me->copyin_seq[par]);
-    if (me->reads_seen[par] < me->expect_reads[par]) {
-        coll_wait(x, &p->reads, me->expect_reads[par]);
-        me->reads_seen[par] = me->expect_reads[par];
-    }
+    await_post_reads(x, par);
     p->kind = (int)x->kind;
     p->root = x->a->root;
     p->args = *x->a;
@@ -476,11 +485,8 @@ void coll_expect_reads(struct coll_ctx *x, struct coll_post *p, int readers)
 
 void coll_await_reads(struct coll_ctx *x, struct coll_post *p)
 {
-    if (p->detached)
-        return;
-    int par = coll_ring_index(x);
-    coll_wait(x, &p->reads, x->me->expect_reads[par]);
-    x->me->reads_seen[par] = x->me->expect_reads[par];
+    if (!p->detached)
+        await_post_reads(x, coll_ring_index(x));
 }
 
 const void *coll_expose_span(struct coll_ctx *x, struct coll_post *p, const void *buf, MPI_Aint lo,
@@ -558,8 +564,7 @@ void coll_reclaim(struct coll_ctx *x)
     int par = coll_ring_index(x);
     if (!me->held[par] && !me->exposed[par])
         return;
-    coll_wait(x, &me->post[par].reads, me->expect_reads[par]);
-    me->reads_seen[par] = me->expect_reads[par];
+    await_post_reads(x, par);
     coll_task_free(me->held[par]);
     me->held[par] = NULL;
     free(me->exposed[par]);
