@@ -63,6 +63,7 @@
 #include <linux/membarrier.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(LOOM_SANITIZE_address)
@@ -99,6 +100,9 @@ bool loom_lazy_notify;
  * ULTs the re-checks stay a small share of the switches. */
 #define WATCH_EVERY      128u
 #define WATCH_PER_RECORD 8u
+/* How often a sleeping worker with a deadline among its parked ULTs wakes
+ * up to look at them (loom_ult_wait_for). */
+#define IDLE_DEADLINE_TICK_NS 20000000
 
 /* A parked ULT's condition, re-checked by its worker (watched parking).
  * Lives in the parked ULT's frame; linked and unlinked by that ULT, read by
@@ -108,6 +112,7 @@ struct watch {
     loom_cond_fn done;
     const void *arg;
     struct loom_ult *u;
+    uint64_t deadline; /* loom_time_ns() to resume at though !done; 0: none */
 };
 
 struct loom_ult {
@@ -144,6 +149,7 @@ struct worker {
     struct loom_ult *current;
     struct watch *watch; /* parked ULTs' conditions (watched parking) */
     unsigned nwatch;     /* records in it */
+    unsigned ndeadline;  /* of them with a deadline */
     unsigned picks;      /* scheduling decisions since the last re-check */
     int id;
 
@@ -186,9 +192,9 @@ static __thread struct worker *tls_worker __attribute__((tls_model("initial-exec
 
 /* ---- futex ---------------------------------------------------------------- */
 
-static void futex_wait(_Atomic int *word, int expected)
+static void futex_wait(_Atomic int *word, int expected, const struct timespec *timeout)
 {
-    syscall(SYS_futex, (int *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+    syscall(SYS_futex, (int *)word, FUTEX_WAIT_PRIVATE, expected, timeout, NULL, 0);
 }
 
 static void futex_wake(_Atomic int *word, int n)
@@ -315,9 +321,10 @@ static inline void enqueue(struct loom_ult *u)
 static bool watch_scan(struct worker *w)
 {
     bool woke = false;
+    uint64_t now = w->ndeadline ? loom_time_ns() : 0;
     for (struct watch *r = w->watch; r; r = r->next) {
         uint32_t s = atomic_load_explicit(&r->u->state, memory_order_relaxed);
-        if (s != ST_PARKED || !r->done(r->arg))
+        if (s != ST_PARKED || (!r->done(r->arg) && (!r->deadline || now < r->deadline)))
             continue;
         /* Acq_rel as in loom_ult_wake: we resume it ourselves. */
         if (atomic_compare_exchange_strong_explicit(&r->u->state, &s, ST_RUN, memory_order_acq_rel,
@@ -463,8 +470,15 @@ static void idle(struct worker *w)
         return;
     }
     atomic_fetch_add_explicit(&w->sleeps, 1, memory_order_relaxed);
-    while (atomic_load_explicit(&w->sleeping, memory_order_acquire))
-        futex_wait(&w->sleeping, 1);
+    /* A parked ULT with a deadline: wake up now and then to look at it. */
+    const struct timespec tick = {0, IDLE_DEADLINE_TICK_NS};
+    while (atomic_load_explicit(&w->sleeping, memory_order_acquire)) {
+        futex_wait(&w->sleeping, 1, w->ndeadline ? &tick : NULL);
+        if (w->ndeadline && watch_scan(w)) {
+            atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+            return;
+        }
+    }
 }
 
 /* The scheduler loop of worker w, on its own stack; returns at stop. */
@@ -501,7 +515,7 @@ static void *worker_main(void *arg)
     worker_enter(w);
     /* Acquire: pairs with loom_sched_run's release of the gate. */
     while (!atomic_load_explicit(&g.started, memory_order_acquire))
-        futex_wait(&g.started, 0);
+        futex_wait(&g.started, 0, NULL);
     worker_loop(w);
     tls_worker = NULL;
     return NULL;
@@ -835,14 +849,19 @@ static void wait_plain(loom_cond_fn done, const void *arg)
  * one, which the seq_cst slot store / condition load here, and the seq_cst
  * condition store / slot exchange in the notifier, rule out (Dekker).
  */
-void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
+static void park_watched_until(loom_cond_fn done, const void *arg, uint64_t deadline);
+
+/* loom_ult_wait(), and loom_ult_wait_for() when timeout_ns > 0 (inlined into
+ * both, so that the plain wait tests no timeout). */
+static inline __attribute__((always_inline)) bool
+wait_for(loom_cond_fn done, const void *arg, loom_waiter_slot *slot, uint64_t timeout_ns)
 {
     if (done(arg))
-        return;
+        return true;
     struct worker *w = tls_worker;
     if (!w || w->current->is_sched) {
         wait_plain(done, arg);
-        return;
+        return true;
     }
     struct loom_ult *self = w->current;
     if (!loom_sched_others_ready()) {
@@ -854,7 +873,7 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
                 if (i > LOOM_WAIT_FAST_POLLS)
                     loom_cpu_relax();
                 if (done(arg))
-                    return;
+                    return true;
                 if ((i & 63) == 0 && loom_sched_others_ready())
                     break;
                 if ((i & 1023) == 0) {
@@ -875,9 +894,12 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
         for (int i = 0; i < yields_before_park && loom_sched_others_ready(); i++) {
             loom_ult_yield();
             if (done(arg))
-                return;
+                return true;
         }
     }
+    /* The timeout counts from here: the clock is read only to park. */
+    uint64_t deadline = timeout_ns ? loom_time_ns() + timeout_ns : 0;
+    bool ok = true;
     for (;;) {
         /* Seq_cst: ordered before done()'s load (Dekker with the notifier's
          * condition store and slot exchange). */
@@ -887,28 +909,53 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
         atomic_thread_fence(memory_order_seq_cst);
         if (done(arg))
             break;
-        loom_ult_park_watched(done, arg);
+        park_watched_until(done, arg, deadline);
         if (done(arg))
             break;
+        if (deadline && loom_time_ns() >= deadline) {
+            ok = false;
+            break;
+        }
     }
     /* Leave the slot if it still names us, so fewer stale notifies reach us. */
     struct loom_ult *expected = self;
     atomic_compare_exchange_strong_explicit(slot, &expected, NULL, memory_order_relaxed,
                                             memory_order_relaxed);
+    return ok;
+}
+
+void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot)
+{
+    (void)wait_for(done, arg, slot, 0);
+}
+
+bool loom_ult_wait_for(loom_cond_fn done, const void *arg, loom_waiter_slot *slot,
+                       uint64_t timeout_ns)
+{
+    return wait_for(done, arg, slot, timeout_ns);
 }
 
 void loom_ult_park_watched(loom_cond_fn done, const void *arg)
 {
+    park_watched_until(done, arg, 0);
+}
+
+/* Parks watched; with a deadline the worker also resumes the ULT once
+ * loom_time_ns() passes it (watched then even without lazy notifies). */
+static void park_watched_until(loom_cond_fn done, const void *arg, uint64_t deadline)
+{
     struct worker *w = tls_worker;
-    if (!loom_lazy_notify || !w || w->current->is_sched) {
+    if ((!loom_lazy_notify && !deadline) || !w || w->current->is_sched) {
         loom_ult_park();
         return;
     }
-    struct watch rec = {.next = w->watch, .done = done, .arg = arg, .u = w->current};
+    struct watch rec = {
+        .next = w->watch, .done = done, .arg = arg, .u = w->current, .deadline = deadline};
     if (rec.next)
         rec.next->prev = &rec;
     w->watch = &rec;
     w->nwatch++;
+    w->ndeadline += deadline != 0;
     loom_ult_park();
     /* Same worker: ULTs do not migrate. */
     if (rec.prev)
@@ -918,6 +965,7 @@ void loom_ult_park_watched(loom_cond_fn done, const void *arg)
     if (rec.next)
         rec.next->prev = rec.prev;
     w->nwatch--;
+    w->ndeadline -= deadline != 0;
 }
 
 void loom_ult_notify(loom_waiter_slot *slot)

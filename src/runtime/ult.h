@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct loom_ult;
 typedef void (*loom_ult_fn)(void *arg);
@@ -84,6 +85,13 @@ void loom_ult_wake(struct loom_ult *u);
  * holding slots must stay mapped while a stale notify may still reach them
  * (pools). done() must only read memory (its worker may call it). */
 void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot);
+
+/* loom_ult_wait(), giving up after about timeout_ns parked (more when the
+ * worker is busy): returns whether done(arg) held. A ULT that spins first
+ * spins as long as loom_ult_wait() would. Plain threads wait without a
+ * timeout. */
+bool loom_ult_wait_for(loom_cond_fn done, const void *arg, loom_waiter_slot *slot,
+                       uint64_t timeout_ns);
 
 /* Polls a lone waiter makes before it adds a pause to each poll (a pause
  * costs tens of ns on recent x86, as much as the transfer waited for). */

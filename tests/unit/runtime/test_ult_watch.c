@@ -8,6 +8,10 @@
  * ULT that only yields (scheduling decisions re-check). With watched parking
  * off (no membarrier, or LOOM_LAZY_NOTIFY=0) every notifier fences and the
  * race cannot happen: the setter then notifies.
+ *
+ * loom_ult_wait_for: a waiter whose condition never comes true returns
+ * false once its timeout has passed, on a worker asleep on its futex and on
+ * a busy one; one whose condition comes true in time returns true.
  */
 #include "ult_test.h"
 
@@ -82,6 +86,67 @@ static void run(bool busy)
     loom_sched_fini();
 }
 
+/* ---- loom_ult_wait_for: a deadline resumes a parked waiter ------------- */
+
+static _Atomic int never;
+static _Atomic long timed_out_ms, met_result;
+static _Atomic int timed_done;
+
+static bool is_set(const void *arg)
+{
+    return atomic_load((_Atomic int *)arg) != 0;
+}
+
+static void timed_waiter(void *arg)
+{
+    (void)arg;
+    loom_waiter_slot s = NULL;
+    uint64_t t0 = loom_time_ns();
+    bool met = loom_ult_wait_for(is_set, &never, &s, 50 * 1000 * 1000);
+    atomic_store(&timed_out_ms, met ? -1 : (long)((loom_time_ns() - t0) / 1000000));
+    /* A condition that comes true before the deadline: true. */
+    atomic_store(&met_result, loom_ult_wait_for(is_set, &cond_val, &slot, 5000000000ull) ? 1 : 0);
+    atomic_store(&timed_done, 1);
+}
+
+static void late_setter(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&timed_out_ms))
+        loom_cpu_relax();
+    ult_test_delay(10 * 1000 * 1000);
+    atomic_store(&cond_val, 1);
+    loom_ult_notify(&slot);
+}
+
+static void busy_until_timed_done(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&timed_done))
+        loom_ult_yield();
+}
+
+static void run_timed(bool busy)
+{
+    atomic_store(&cond_val, 0);
+    atomic_store(&timed_out_ms, 0);
+    atomic_store(&met_result, -1);
+    atomic_store(&timed_done, 0);
+    atomic_store(&slot, NULL);
+    /* No spinning, a short idle spin: the idle worker sleeps on its futex,
+     * where only its deadline tick can find the waiter. */
+    ult_test_init(2, 0, 100 * 1000);
+    ult_test_spawn(timed_waiter, NULL, 0, 64 * 1024);
+    if (busy)
+        ult_test_spawn(busy_until_timed_done, NULL, 0, 64 * 1024);
+    ult_test_spawn(late_setter, NULL, 1, 64 * 1024);
+    loom_sched_run();
+    long ms = atomic_load(&timed_out_ms);
+    CHECK(ms >= 50 && ms < 5000);
+    CHECK_EQ(atomic_load(&met_result), 1);
+    loom_sched_fini();
+}
+
 int main(void)
 {
     ult_test_watchdog(60);
@@ -89,6 +154,10 @@ int main(void)
     run(false);
     ult_test_phase("unnotified condition, busy worker");
     run(true);
+    ult_test_phase("timed wait, sleeping worker");
+    run_timed(false);
+    ult_test_phase("timed wait, busy worker");
+    run_timed(true);
     ult_test_phase("end");
     return check_summary();
 }
