@@ -114,9 +114,13 @@ static int truncated(const char *fn, MPI_Comm comm, size_t bytes, int src, int t
                         bytes, src, tag, cap);
 }
 
-/* Raises a completed request's error (truncation) on its communicator. */
+/* Raises a completed request's error on its communicator: a collective's
+ * with the text it left, a receive's truncation with the sizes. */
 static int raise_req_error(const char *fn, const loom_req *r)
 {
+    if (r->kind == LOOM_REQ_GENERIC)
+        return loom_mpi_err(r->comm->handle, r->status_error, fn, "%s",
+                            r->why ? r->why : "the request failed");
     if (r->status_error == MPI_ERR_TRUNCATE)
         return truncated(fn, r->comm->handle, r->count, r->status_source, r->status_tag, r->bytes);
     return loom_mpi_err(r->comm->handle, r->status_error, fn, "the request failed");
@@ -181,10 +185,11 @@ static int finish(const char *fn, loom_req **rp, MPI_Status *st)
         r->active = false;
     } else {
         if (err) {
-            loom_req tmp = *r;
+            /* Freed after: the handler may abort, and the text goes with it. */
+            err = raise_req_error(fn, r);
             loom_req_free(r);
             *rp = MPI_REQUEST_NULL;
-            return raise_req_error(fn, &tmp);
+            return err;
         }
         loom_req_free(r);
         *rp = MPI_REQUEST_NULL;

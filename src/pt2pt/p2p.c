@@ -178,6 +178,10 @@ static loom_req *req_alloc(struct p2p_rank *p, int me)
         for (loom_req **pp = &p->orphans; *pp;) {
             loom_req *r = *pp;
             if (loom_req_done(r)) {
+                if (r->kind == LOOM_REQ_GENERIC) {
+                    free(r->why);
+                    r->why = NULL;
+                }
                 *pp = r->pool_next;
                 r->pool_next = p->req_free;
                 p->req_free = r;
@@ -246,11 +250,15 @@ void loom_req_free(loom_req *r)
     if (r->type)
         loom_type_release(r->type);
     r->type = NULL;
-    if (!loom_req_done(r)) {
+    if (!loom_req_done(r)) { /* (a generic one's error text goes with it later) */
         r->orphan = true;
         r->pool_next = p->orphans;
         p->orphans = r;
         return;
+    }
+    if (r->kind == LOOM_REQ_GENERIC) {
+        free(r->why);
+        r->why = NULL;
     }
     r->pool_next = p->req_free;
     p->req_free = r;

@@ -87,7 +87,10 @@ struct LMPI_Request_s {
     struct loom_comm *comm;
     struct loom_envelope *env; /* a rendezvous send's envelope while queued */
     int dest_world;            /* send: the receiver's world rank */
-    void *bsend_chunk;         /* buffered send: the chunk to release */
+    union {
+        void *bsend_chunk; /* buffered send: the chunk to release */
+        char *why;         /* generic (a collective): what failed, malloc'd */
+    };
     struct LMPI_Request_s *pool_next;
 } LOOM_ALIGNED_CL;
 
