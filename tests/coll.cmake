@@ -67,7 +67,7 @@ endforeach()
 # thousands of times.
 # (The names of src/coll/algorithms.def; keep the two lists in step.)
 set(COLL_FORCED
-    BARRIER:central BARRIER:dissemination BARRIER:tree BARRIER:perworker
+    BARRIER:central BARRIER:posts BARRIER:dissemination BARRIER:tree BARRIER:perworker
     BCAST:direct BCAST:twostage BCAST:pipeline
     REDUCE:direct REDUCE:tree REDUCE:numa
     ALLREDUCE:tiled ALLREDUCE:reduce_bcast ALLREDUCE:allread ALLREDUCE:perworker ALLREDUCE:numa)
@@ -154,3 +154,29 @@ coll_expect(coll_types_copy_order_syn_2x2x8 --out "^coll_types: 64 ranks ok$"
             -- env HWLOC_SYNTHETIC=${SYN_A} ${CRUN} -n 64 ${MPIBIN}/coll_types)
 coll_expect(coll_numa_copy_order_syn_2x2x8_by_numa --out "^coll_numa: 64 ranks ok$"
             -- env HWLOC_SYNTHETIC=${SYN_A} ${CRUN} --map-by numa -n 64 ${MPIBIN}/coll_numa quick)
+
+# Errors found while a collective runs (tests/mpi/coll_mismatch.c):
+# truncation and mismatched collectives returned under MPI_ERRORS_RETURN;
+# each case under the default handler, with its message; and mismatched
+# roots, which no call can return from, ending the job with a message
+# instead of hanging (a stalled member compares the members' calls).
+loom_mpi_program(coll_mismatch SOURCES coll_mismatch.c)
+foreach(n 3 7)
+  expect(coll_mismatch_${n} --out "^coll_mismatch: ${n} ranks ok$"
+         -- ${RUN} --timeout 60 -n ${n} ${MPIBIN}/coll_mismatch)
+endforeach()
+set(M ${RUN} --timeout 60 -n 3 ${MPIBIN}/coll_mismatch)
+expect(coll_mismatch_truncate --status 15 --err "rank 1: MPI_Bcast: message truncated in MPI_Bcast: 16 bytes arrived for a buffer of 8 bytes \\(MPI_ERR_TRUNCATE\\). ending the job"
+       -- ${M} truncate)
+expect(coll_mismatch_itruncate --status 15 --err "rank 1: MPI_Wait: message truncated in MPI_Ibcast: 16 bytes arrived for a buffer of 8 bytes \\(MPI_ERR_TRUNCATE\\)"
+       -- ${M} itruncate)
+expect(coll_mismatch_kinds --status 16 --err "mismatched collective calls: rank [0-9] called MPI_All(gather|toall) while rank [0-9] called MPI_All(gather|toall) \\(MPI_ERR_OTHER\\)"
+       -- ${M} kinds)
+foreach(m roots:Reduce iroots:Ireduce bcastroots:Bcast)
+  string(REPLACE ":" ";" mf ${m})
+  list(GET mf 0 mode)
+  list(GET mf 1 fn)
+  expect(coll_mismatch_${mode} --status 8
+         --err "rank [0-2]: MPI_${fn}: mismatched roots in MPI_${fn}: rank [0-2] gave root [01], rank [0-2] gave root [01] \\(MPI_ERR_ROOT\\). ending the job"
+         --no-out "no error" -- ${M} ${mode})
+endforeach()

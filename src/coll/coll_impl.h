@@ -42,6 +42,9 @@
 /* Most rounds a dissemination algorithm takes (2^24 ranks). */
 #define COLL_MAX_ROUNDS 24
 
+/* How long a waiting member waits between looks for mismatched calls. */
+#define COLL_STALL_NS (200 * 1000 * 1000ull)
+
 /* Bytes of copy-in data that travel in the post's first cache line, with
  * the flag: a small message costs the reader one line. */
 #define COLL_INLINE 32
@@ -74,37 +77,66 @@ static inline char *coll_post_cell(const struct coll_post *p, size_t n)
     return n <= COLL_INLINE ? (char *)p->inl : (char *)p->cell;
 }
 
+/* What one running call keeps between its waits, besides its context: a
+ * blocking call uses its member's, a nonblocking call its runner's (task.c),
+ * so that calls running at the same time do not share it. */
+struct coll_ws {
+    const void **inputs; /* coll_collect()'s array, grow-only */
+    int inputs_cap;
+    void *scratch[3]; /* grow-only */
+    size_t scratch_len[3];
+    char whybuf[256];
+};
+
 /* A member's part of the shared state (one per member, cache-line apart). */
 struct coll_member {
-    loom_waiter_slot waiter LOOM_ALIGNED_CL;
+    loom_waiter_slot waiter LOOM_ALIGNED_CL; /* a call waiting */
+    _Atomic unsigned nb_parked;              /* bit i: nb_waiter[i] may hold a waiting call */
+    /* Further nonblocking calls waiting while one waits in `waiter`, by post
+     * (one call per post at a time). */
+    loom_waiter_slot nb_waiter[COLL_RING] LOOM_ALIGNED_CL;
     _Atomic uint64_t ready LOOM_ALIGNED_CL;    /* algorithm-defined progress */
     _Atomic uint64_t release LOOM_ALIGNED_CL;  /* set for this member by others */
     _Atomic uint64_t progress LOOM_ALIGNED_CL; /* pipelines: seq << 20 | chunks */
     _Atomic uint64_t finished LOOM_ALIGNED_CL; /* last call this member is done with */
     _Atomic uint64_t round[COLL_MAX_ROUNDS] LOOM_ALIGNED_CL; /* dissemination */
+    /* The member's recent calls (by seq % COLL_RING), recorded as each
+     * starts, in lines only it writes: a member stalled in a call compares
+     * them with its own (coll_wait), so that mismatched calls end the job
+     * with a message instead of hanging. */
+    struct coll_call {
+        _Atomic uint64_t seq;
+        _Atomic int kind, root;
+    } calls[COLL_RING] LOOM_ALIGNED_CL;
     struct coll_post post[COLL_RING];
     /* Private to the member. */
-    uint64_t seq LOOM_ALIGNED_CL;      /* calls made on the communicator */
-    uint64_t expect_reads[COLL_RING];  /* copy-in readers to wait for, per post */
-    uint64_t reads_seen[COLL_RING];    /* post.reads known to have reached this */
-    uint64_t copyin_seq[COLL_RING];    /* the post's last call if copied in, else 0 */
-    uint64_t fences;                   /* coll_fence calls made */
-    struct coll_runner *runner;        /* nonblocking calls' runner (task.c) */
+    uint64_t seq LOOM_ALIGNED_CL;     /* calls made on the communicator */
+    uint64_t expect_reads[COLL_RING]; /* copy-in readers to wait for, per post */
+    uint64_t reads_seen[COLL_RING];   /* post.reads known to have reached this */
+    uint64_t copyin_seq[COLL_RING];   /* the post's last call if copied in, else 0 */
+    uint64_t fences;                  /* coll_fence calls made */
+    /* Nonblocking calls (task.c): the rank's runners, the calls started and
+     * not finished, `finished` while they run, the calls after it already
+     * finished (bit i: call nb_finished + 1 + i), and the runners waiting for
+     * earlier calls to finish. */
+    struct rank_runners *runners;
+    int nb_running;
+    bool waiter_taken; /* one of them waits in `waiter` */
+    uint64_t nb_finished;
+    uint64_t nb_done_ahead;
+    struct coll_runner *nb_waiting;
+    loom_waiter_slot drain_waiter;     /* a blocking call waiting for them */
     struct coll_task *held[COLL_RING]; /* a finished nonblocking call whose post */
     void *exposed[COLL_RING];          /* may still be read: its arguments and */
     size_t exposed_len[COLL_RING];     /* copies, kept until the post's next use */
-    const void **inputs;               /* coll_collect()'s array, grow-only */
-    int inputs_cap;
-    uint64_t min_finished; /* a lower bound of every member's finished */
-    struct coll_memo {     /* the selector's last choice per collective */
+    uint64_t min_finished;             /* a lower bound of every member's finished */
+    struct coll_memo {                 /* the selector's last choice per collective */
         const struct coll_algorithm *alg;
         size_t nbytes;
         int root, flags;
         unsigned gen; /* the overrides' generation it was chosen under */
     } memo[LOOM_COLL_NKINDS];
-    void *scratch[3]; /* grow-only */
-    size_t scratch_len[3];
-    char whybuf[256];
+    struct coll_ws ws; /* blocking calls' */
 };
 
 struct coll_shared {
@@ -162,6 +194,7 @@ struct coll_ctx {
     uint64_t seq;
     enum loom_coll_kind kind;
     const struct loom_coll_args *a;
+    struct coll_ws *ws;
     bool nonblocking; /* MPI_I<coll>: INDEPENDENT algorithms only */
     const char *why;  /* message of the error being returned */
     int err;          /* its class, when coll_peer_post() failed */
@@ -175,7 +208,9 @@ static inline int coll_ring_index(const struct coll_ctx *x)
     return (int)(x->seq % COLL_RING);
 }
 
-/* Waits until *flag >= value (spin while alone on the worker, else park). */
+/* Waits until *flag >= value (spin while alone on the worker, else park).
+ * Stalled for COLL_STALL_NS, it compares the members' records of this call
+ * and ends the job if they name different collectives or roots. */
 void coll_wait(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value);
 /* Sets *flag = value (release) and wakes `who` if it waits. */
 void coll_set(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value, int who);
@@ -381,12 +416,12 @@ void coll_local_wait(struct coll_ctx *x, struct coll_local *loc);
 
 /* The algorithm for this call (select.c). */
 const struct coll_algorithm *coll_select(struct coll_ctx *x);
-/* Queues the call x (its seq taken) for the member's runner; req completes
- * when it is done (task.c). */
+/* Starts the call x (its seq taken) on a runner of its own, which publishes
+ * it before this returns; req completes when it is done (task.c). */
 int coll_start(struct coll_ctx *x, struct LMPI_Request_s *req);
 /* Marks the caller done with call seq (after its last read of that call). */
 void coll_finish(struct coll_shared *sh, int rank, uint64_t seq);
-/* Waits until the member's queued nonblocking calls have run. */
+/* Waits until the member's nonblocking calls have finished. */
 void coll_drain(struct coll_ctx *x);
 
 /* ---- algorithms ---- */

@@ -2,6 +2,7 @@
  * The collective layer's core: the shared state of a communicator, one call's
  * context, flags and waiting, publication, copies and folds (coll_impl.h).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "coll/coll_impl.h"
 #include "runtime/job.h"
 #include "runtime/topo.h"
+#include "util/log.h"
 
 /* ---- shared state ------------------------------------------------------ */
 
@@ -19,8 +21,8 @@ static void shared_free(struct coll_shared *sh)
     if (sh->m)
         for (int i = 0; i < sh->size; i++) {
             for (int k = 0; k < 3; k++)
-                free(sh->m[i].scratch[k]);
-            free(sh->m[i].inputs);
+                free(sh->m[i].ws.scratch[k]);
+            free(sh->m[i].ws.inputs);
             for (int k = 0; k < COLL_RING; k++) {
                 coll_task_free(sh->m[i].held[k]);
                 free(sh->m[i].exposed[k]);
@@ -249,17 +251,95 @@ static bool flag_reached(const void *arg)
     return atomic_load_explicit(w->flag, memory_order_acquire) >= w->value;
 }
 
+static const char *call_name(const struct coll_ctx *x, char buf[32]);
+
+/* Called when x has waited COLL_STALL_NS: a member whose record of this call
+ * names another collective or another root will never do what x waits for.
+ * Ends the job then (whatever the error handler: the call cannot return
+ * with the algorithm half done); returns otherwise (a slow member). */
+static void stalled(struct coll_ctx *x)
+{
+    const struct coll_call *mine = &x->me->calls[coll_ring_index(x)];
+    if (atomic_load_explicit(&mine->seq, memory_order_relaxed) != x->seq ||
+        atomic_load_explicit(&mine->kind, memory_order_relaxed) != (int)x->kind)
+        return; /* an inner step of a composite algorithm: no record */
+    for (int r = 0; r < x->size; r++) {
+        const struct coll_call *c = &x->sh->m[r].calls[coll_ring_index(x)];
+        if (atomic_load_explicit(&c->seq, memory_order_acquire) != x->seq)
+            continue; /* not there yet, or gone on */
+        int kind = atomic_load_explicit(&c->kind, memory_order_relaxed);
+        int root = atomic_load_explicit(&c->root, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&c->seq, memory_order_relaxed) != x->seq)
+            continue; /* rewritten meanwhile */
+        if (kind == (int)x->kind && root == x->a->root)
+            continue;
+        char buf[32];
+        const char *name = call_name(x, buf);
+        struct loom_rank *rk = loom_rank_self();
+        /* The texts of coll_peer_post(), which finds these when it can. */
+        if (kind != (int)x->kind)
+            loom_log_error("rank %d: MPI_%s: mismatched collective calls: rank %d called MPI_%s "
+                           "while rank %d called MPI_%s (MPI_ERR_OTHER); ending the job",
+                           rk ? rk->rank : x->rank, name, x->rank, name, r,
+                           loom_coll_name((enum loom_coll_kind)kind));
+        else
+            loom_log_error("rank %d: MPI_%s: mismatched roots in MPI_%s: rank %d gave root %d, "
+                           "rank %d gave root %d (MPI_ERR_ROOT); ending the job",
+                           rk ? rk->rank : x->rank, name, name, x->rank, x->a->root, r, root);
+        loom_job_abort(kind != (int)x->kind ? MPI_ERR_OTHER : MPI_ERR_ROOT);
+    }
+}
+
 void coll_wait(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value)
 {
     if (atomic_load_explicit(flag, memory_order_acquire) >= value)
         return;
     struct flag_wait w = {flag, value};
-    loom_ult_wait(flag_reached, &w, &x->me->waiter);
+    struct coll_member *me = x->me;
+    loom_waiter_slot *slot = &me->waiter;
+    unsigned bit = 0;
+    if (LOOM_UNLIKELY(x->nonblocking)) {
+        if (!me->waiter_taken) {
+            /* The member's slot is free (no other nonblocking call of the
+             * member waits in it): the notifier finds it in the line it
+             * reads. */
+            me->waiter_taken = true;
+        } else {
+            /* Several nonblocking calls of the member wait at once: the
+             * others each in the slot of its post, announced in nb_parked.
+             * Only the member's worker writes nb_parked, one ULT at a time:
+             * plain stores, which the wait's fence orders before its look at
+             * the flag (a notify missed all the same is caught by the
+             * scheduler's watch, as any lazy notify). */
+            bit = 1u << coll_ring_index(x);
+            slot = &me->nb_waiter[coll_ring_index(x)];
+            unsigned parked = atomic_load_explicit(&me->nb_parked, memory_order_relaxed);
+            atomic_store_explicit(&me->nb_parked, parked | bit, memory_order_relaxed);
+        }
+    }
+    while (!loom_ult_wait_for(flag_reached, &w, slot, COLL_STALL_NS))
+        stalled(x);
+    if (LOOM_UNLIKELY(x->nonblocking)) {
+        if (!bit) {
+            me->waiter_taken = false;
+        } else {
+            unsigned parked = atomic_load_explicit(&me->nb_parked, memory_order_relaxed);
+            atomic_store_explicit(&me->nb_parked, parked & ~bit, memory_order_relaxed);
+        }
+    }
 }
 
 void coll_notify(struct coll_ctx *x, int who)
 {
-    loom_ult_notify(&x->sh->m[who].waiter);
+    struct coll_member *m = &x->sh->m[who];
+    loom_ult_notify(&m->waiter);
+    /* In the slot's line: no extra transfer. */
+    unsigned parked = atomic_load_explicit(&m->nb_parked, memory_order_relaxed);
+    if (LOOM_UNLIKELY(parked))
+        for (int i = 0; i < COLL_RING; i++)
+            if (parked & (1u << i))
+                loom_ult_notify(&m->nb_waiter[i]);
 }
 
 void coll_set(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value, int who)
@@ -403,23 +483,34 @@ void coll_publish_done(struct coll_ctx *x, struct coll_post *p, bool wake_all)
                 coll_notify(x, i);
 }
 
+/* The caller's MPI function, for messages: "Bcast" or "Ibcast". */
+static const char *call_name(const struct coll_ctx *x, char buf[32])
+{
+    const char *name = loom_coll_name(x->kind);
+    if (!x->nonblocking)
+        return name;
+    snprintf(buf, 32, "I%c%s", tolower((unsigned char)name[0]), name + 1);
+    return buf;
+}
+
 const struct coll_post *coll_peer_post(struct coll_ctx *x, int r)
 {
+    char name[32];
     struct coll_post *p = &x->sh->m[r].post[coll_ring_index(x)];
     coll_wait(x, &p->seq, x->seq);
     if (LOOM_UNLIKELY(p->kind != (int)x->kind)) {
-        snprintf(x->me->whybuf, sizeof x->me->whybuf,
+        snprintf(x->ws->whybuf, sizeof x->ws->whybuf,
                  "mismatched collective calls: rank %d called MPI_%s while rank %d called MPI_%s",
-                 x->rank, loom_coll_name(x->kind), r, loom_coll_name((enum loom_coll_kind)p->kind));
-        x->why = x->me->whybuf;
+                 x->rank, call_name(x, name), r, loom_coll_name((enum loom_coll_kind)p->kind));
+        x->why = x->ws->whybuf;
         x->err = MPI_ERR_OTHER;
         return NULL;
     }
     if (LOOM_UNLIKELY(p->root != x->a->root)) {
-        snprintf(x->me->whybuf, sizeof x->me->whybuf,
+        snprintf(x->ws->whybuf, sizeof x->ws->whybuf,
                  "mismatched roots in MPI_%s: rank %d gave root %d, rank %d gave root %d",
-                 loom_coll_name(x->kind), x->rank, x->a->root, r, p->root);
-        x->why = x->me->whybuf;
+                 call_name(x, name), x->rank, x->a->root, r, p->root);
+        x->why = x->ws->whybuf;
         x->err = MPI_ERR_ROOT;
         return NULL;
     }
@@ -428,12 +519,12 @@ const struct coll_post *coll_peer_post(struct coll_ctx *x, int r)
     size_t elems;
     signature(x, x->a, &basic, &elems);
     if (LOOM_UNLIKELY(basic && p->sig_basic && (basic != p->sig_basic || elems != p->sig_elems))) {
-        snprintf(x->me->whybuf, sizeof x->me->whybuf,
+        snprintf(x->ws->whybuf, sizeof x->ws->whybuf,
                  "mismatched type signatures in MPI_%s: rank %d has %zu elements of basic type "
                  "0x%x, rank %d has %zu of 0x%x",
-                 loom_coll_name(x->kind), x->rank, elems, (unsigned)basic, r, p->sig_elems,
+                 call_name(x, name), x->rank, elems, (unsigned)basic, r, p->sig_elems,
                  (unsigned)p->sig_basic);
-        x->why = x->me->whybuf;
+        x->why = x->ws->whybuf;
         x->err = MPI_ERR_TYPE;
         return NULL;
     }
@@ -449,13 +540,13 @@ void coll_peer_release(struct coll_ctx *x, int r)
 int coll_collect(struct coll_ctx *x, int n, const void *self, enum coll_pick pick,
                  const void *const **in_p)
 {
-    struct coll_member *me = x->me;
-    if (me->inputs_cap < n) {
-        const void **a = realloc(me->inputs, (size_t)n * sizeof *a);
+    struct coll_ws *ws = x->ws;
+    if (ws->inputs_cap < n) {
+        const void **a = realloc(ws->inputs, (size_t)n * sizeof *a);
         if (!a)
             return MPI_ERR_NO_MEM;
-        me->inputs = a;
-        me->inputs_cap = n;
+        ws->inputs = a;
+        ws->inputs_cap = n;
     }
     const struct loom_type *t = x->a->rtype;
     int rc = MPI_SUCCESS;
@@ -464,15 +555,15 @@ int coll_collect(struct coll_ctx *x, int n, const void *self, enum coll_pick pic
         if (r != x->rank && !p)
             rc = x->err;
         if (!p)
-            me->inputs[r] = self;
+            ws->inputs[r] = self;
         else if (pick == COLL_PICK_INPUT)
-            me->inputs[r] = coll_input(&p->args);
+            ws->inputs[r] = coll_input(&p->args);
         else if (pick == COLL_PICK_DATA)
-            me->inputs[r] = p->data;
+            ws->inputs[r] = p->data;
         else
-            me->inputs[r] = coll_post_cell(p, x->a->rcount * t->size) - t->true_lb;
+            ws->inputs[r] = coll_post_cell(p, x->a->rcount * t->size) - t->true_lb;
     }
-    *in_p = me->inputs;
+    *in_p = ws->inputs;
     return rc;
 }
 
@@ -606,16 +697,16 @@ void coll_read_done_upto(struct coll_ctx *x, int n)
 
 void *coll_scratch(struct coll_ctx *x, int which, size_t len)
 {
-    struct coll_member *me = x->me;
-    if (me->scratch_len[which] >= len)
-        return me->scratch[which];
+    struct coll_ws *ws = x->ws;
+    if (ws->scratch_len[which] >= len)
+        return ws->scratch[which];
     size_t cap = len < 4096 ? 4096 : len;
     void *p = aligned_alloc(LOOM_CACHE_LINE, (cap + LOOM_CACHE_LINE - 1) & ~(size_t)63);
     if (!p)
         return NULL;
-    free(me->scratch[which]);
-    me->scratch[which] = p;
-    me->scratch_len[which] = cap;
+    free(ws->scratch[which]);
+    ws->scratch[which] = p;
+    ws->scratch_len[which] = cap;
     return p;
 }
 
@@ -690,10 +781,11 @@ int coll_unpack(struct coll_ctx *x, struct coll_block d, const void *src, size_t
 
 int coll_truncated(struct coll_ctx *x, size_t n, size_t cap)
 {
-    snprintf(x->me->whybuf, sizeof x->me->whybuf,
+    char name[32];
+    snprintf(x->ws->whybuf, sizeof x->ws->whybuf,
              "message truncated in MPI_%s: %zu bytes arrived for a buffer of %zu bytes",
-             loom_coll_name(x->kind), n, cap);
-    x->why = x->me->whybuf;
+             call_name(x, name), n, cap);
+    x->why = x->ws->whybuf;
     return MPI_ERR_TRUNCATE;
 }
 
@@ -795,8 +887,17 @@ static int ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct
         .size = sh->size,
         .kind = kind,
         .a = a,
+        .ws = &sh->m[c->rank].ws,
     };
     x->seq = ++x->me->seq;
+    /* A seqlock's write: a reader that sees seq before and after sees its
+     * kind and root. */
+    struct coll_call *rec = &x->me->calls[coll_ring_index(x)];
+    atomic_store_explicit(&rec->seq, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&rec->kind, (int)kind, memory_order_relaxed);
+    atomic_store_explicit(&rec->root, a->root, memory_order_relaxed);
+    atomic_store_explicit(&rec->seq, x->seq, memory_order_release);
     return MPI_SUCCESS;
 }
 

@@ -134,6 +134,8 @@ select_slow(struct coll_ctx *x, struct coll_memo *memo, size_t nbytes, int flags
         atomic_load_explicit(&cfg.override[x->kind], memory_order_relaxed);
     if (!forced)
         forced = cfg.forced[x->kind];
+    if (forced && x->nonblocking && !forced->independent)
+        forced = NULL; /* several calls of a member may run at once: algorithms.def */
     if (forced && !cfg.verbose)
         return *memo = (struct coll_memo){forced, nbytes, a->root, flags, gen}, forced;
     const struct coll_algorithm *tuned = forced ? NULL : coll_tuning_lookup(x, nbytes);

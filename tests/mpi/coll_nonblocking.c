@@ -3,7 +3,8 @@
  * several in flight at once on different communicators started in opposite
  * orders by odd and even ranks, overlapped with point-to-point traffic,
  * completed by MPI_Wait, MPI_Test polling, MPI_Waitall over mixed requests,
- * and followed by blocking collectives on the same communicator.
+ * and followed by blocking collectives on the same communicator; 20 calls
+ * in flight on one communicator completed out of order.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -187,6 +188,60 @@ int main(int argc, char **argv)
         CHECK(s2 == size * (size - 1), "round %d: c2 sum %d", round, s2);
         CHECK(in == (rank + size - 1) % size, "round %d: ring got %d", round, in);
     }
+
+    /* Many calls in flight on one communicator, more than a member has posts
+     * (the later ones wait for the earlier ones), of several kinds (copy-in,
+     * large, barriers), completed in reverse order and by MPI_Waitany. */
+    enum { INFLIGHT = 20, BIGN = 5000 };
+    int *big = malloc(sizeof(int) * BIGN * INFLIGHT), val[INFLIGHT], sum[INFLIGHT];
+    int *gat = malloc(sizeof(int) * (size_t)size * INFLIGHT);
+    if (!big || !gat)
+        abort();
+    for (int round = 0; round < rounds / 20 + 1; round++) {
+        MPI_Request rq[INFLIGHT];
+        for (int k = 0; k < INFLIGHT; k++) {
+            int root = (k + round) % size;
+            val[k] = rank * k + round;
+            sum[k] = gat[k * size] = -1;
+            switch (k % 4) {
+            case 0:
+                MPI_Iallreduce(&val[k], &sum[k], 1, MPI_INT, MPI_SUM, c2, &rq[k]);
+                break;
+            case 1:
+                for (int i = 0; i < BIGN; i++)
+                    big[k * BIGN + i] = rank == root ? i + k + round : -1;
+                MPI_Ibcast(big + k * BIGN, BIGN, MPI_INT, root, c2, &rq[k]);
+                break;
+            case 2:
+                MPI_Ibarrier(c2, &rq[k]);
+                break;
+            default:
+                MPI_Igather(&val[k], 1, MPI_INT, gat + k * size, 1, MPI_INT, root, c2, &rq[k]);
+            }
+        }
+        if (round % 2 == 0)
+            for (int k = INFLIGHT - 1; k >= 0; k--)
+                MPI_Wait(&rq[k], MPI_STATUS_IGNORE);
+        else
+            for (int k = 0, idx; k < INFLIGHT; k++)
+                MPI_Waitany(INFLIGHT, rq, &idx, MPI_STATUS_IGNORE);
+        for (int k = 0; k < INFLIGHT; k++) {
+            int root = (k + round) % size;
+            if (k % 4 == 0)
+                CHECK(sum[k] == k * size * (size - 1) / 2 + size * round, "in flight %d: sum %d", k,
+                      sum[k]);
+            else if (k % 4 == 1)
+                for (int i = 0; i < BIGN; i += 999)
+                    CHECK(big[k * BIGN + i] == i + k + round, "in flight %d: [%d] = %d", k, i,
+                          big[k * BIGN + i]);
+            else if (k % 4 == 3 && rank == root)
+                for (int r = 0; r < size; r++)
+                    CHECK(gat[k * size + r] == r * k + round, "in flight %d: from %d got %d", k, r,
+                          gat[k * size + r]);
+        }
+    }
+    free(big);
+    free(gat);
 
     /* Polling with MPI_Test while computing, then a blocking collective on
      * the same communicator right after a nonblocking one. */

@@ -50,26 +50,96 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Rank 0: computes, without calling MPI, until the others have counted
+ * themselves done with the current case. */
+static void compute_until_others_done(const char *what)
+{
+    int want = cases * (np - 1);
+    double deadline = now() + 20;
+    while (atomic_load(shared_counter) < want)
+        if (now() > deadline) {
+            fprintf(stderr, "%s: the other ranks did not complete while rank 0 computed\n", what);
+            exit(1); /* the others are stuck: end the job */
+        }
+}
+
 /* After the call: rank 0 computes until the others are done, the others
  * complete, spoil their buffers (spoil[0..nspoil-1]) and count themselves. */
 static void complete(const char *what, MPI_Request *rq, int *spoil, size_t nspoil)
 {
     cases++;
     if (me == 0) {
-        int want = cases * (np - 1);
-        double deadline = now() + 20;
-        while (atomic_load(shared_counter) < want)
-            if (now() > deadline) {
-                fprintf(stderr, "%s: the other ranks did not complete while rank 0 computed\n",
-                        what);
-                exit(1); /* the others are stuck: end the job */
-            }
+        compute_until_others_done(what);
         MPI_Wait(rq, MPI_STATUS_IGNORE);
     } else {
         MPI_Wait(rq, MPI_STATUS_IGNORE);
         for (size_t i = 0; i < nspoil; i++)
             spoil[i] = -7;
         atomic_fetch_add(shared_counter, 1);
+    }
+}
+
+/* Calls queued on one communicator: rank 0 starts QUEUED of them (as many
+ * as a member may have outstanding on one communicator and still publish at
+ * once, COLL_RING) and computes until the others have completed them all;
+ * every one must be published before its MPI_I<coll> returns, not only the
+ * first. */
+#define QUEUED 8
+
+static void queued(int n)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%d queued calls n=%d", QUEUED, n);
+    size_t all = (size_t)n * (size_t)np;
+    int *buf[QUEUED], *res[QUEUED];
+    for (int k = 0; k < QUEUED; k++) {
+        buf[k] = malloc(sizeof(int) * all);
+        res[k] = malloc(sizeof(int) * all);
+        if (!buf[k] || !res[k])
+            abort();
+        for (size_t i = 0; i < all; i++) {
+            buf[k][i] = 100 * me + (int)i + k;
+            res[k][i] = -1;
+        }
+    }
+    MPI_Request rq[QUEUED];
+    int last = np - 1;
+    MPI_Ibarrier(MPI_COMM_WORLD, &rq[0]);
+    MPI_Ibcast(buf[1], n, MPI_INT, 0, MPI_COMM_WORLD, &rq[1]);
+    MPI_Iallreduce(buf[2], res[2], n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq[2]);
+    MPI_Ibarrier(MPI_COMM_WORLD, &rq[3]);
+    MPI_Iallgather(buf[4], n, MPI_INT, res[4], n, MPI_INT, MPI_COMM_WORLD, &rq[4]);
+    MPI_Ireduce(buf[5], res[5], n, MPI_INT, MPI_MAX, last, MPI_COMM_WORLD, &rq[5]);
+    MPI_Ibcast(buf[6], n, MPI_INT, last, MPI_COMM_WORLD, &rq[6]);
+    MPI_Ialltoall(buf[7], n, MPI_INT, res[7], n, MPI_INT, MPI_COMM_WORLD, &rq[7]);
+    cases++;
+    if (me == 0)
+        compute_until_others_done(what);
+    /* Complete them in reverse order: they may finish in any order. */
+    for (int k = QUEUED - 1; k >= 0; k--)
+        MPI_Wait(&rq[k], MPI_STATUS_IGNORE);
+    if (me != 0) {
+        for (int k = 0; k < QUEUED; k++)
+            if (k != 1 && k != 6)
+                for (size_t i = 0; i < all; i++)
+                    buf[k][i] = -7;
+        atomic_fetch_add(shared_counter, 1);
+    }
+    for (int i = 0; i < n; i++) {
+        CHECK(buf[1][i] == i + 1, "Ibcast [%d] = %d", i, buf[1][i]);
+        CHECK(res[2][i] == 100 * np * (np - 1) / 2 + np * (i + 2), "Iallreduce [%d] = %d", i,
+              res[2][i]);
+        CHECK(me != last || res[5][i] == 100 * last + i + 5, "Ireduce [%d] = %d", i, res[5][i]);
+        CHECK(buf[6][i] == 100 * last + i + 6, "Ibcast [%d] = %d", i, buf[6][i]);
+    }
+    for (size_t i = 0; i < all; i++) {
+        int from = (int)(i / (size_t)n), j = (int)(i % (size_t)n);
+        CHECK(res[4][i] == 100 * from + j + 4, "Iallgather [%zu] = %d", i, res[4][i]);
+        CHECK(res[7][i] == 100 * from + me * n + j + 7, "Ialltoall [%zu] = %d", i, res[7][i]);
+    }
+    for (int k = 0; k < QUEUED; k++) {
+        free(buf[k]);
+        free(res[k]);
     }
 }
 
@@ -235,6 +305,8 @@ int main(int argc, char **argv)
     for (int rep = 0; rep < 3; rep++) {
         run(4);
         run(BIG);
+        queued(4);
+        queued(BIG);
     }
     int total;
     MPI_Reduce(&failures, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
