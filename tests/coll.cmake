@@ -166,9 +166,9 @@ foreach(n 3 7)
          -- ${RUN} --timeout 60 -n ${n} ${MPIBIN}/coll_mismatch)
 endforeach()
 set(M ${RUN} --timeout 60 -n 3 ${MPIBIN}/coll_mismatch)
-expect(coll_mismatch_truncate --status 15 --err "rank 1: MPI_Bcast: message truncated in MPI_Bcast: 16 bytes arrived for a buffer of 8 bytes \\(MPI_ERR_TRUNCATE\\). ending the job"
+expect(coll_mismatch_truncate --status 15 --err "rank 1: MPI_Scatter: message truncated in MPI_Scatter: 16 bytes arrived for a buffer of 8 bytes \\(MPI_ERR_TRUNCATE\\). ending the job"
        -- ${M} truncate)
-expect(coll_mismatch_itruncate --status 15 --err "rank 1: MPI_Wait: message truncated in MPI_Ibcast: 16 bytes arrived for a buffer of 8 bytes \\(MPI_ERR_TRUNCATE\\)"
+expect(coll_mismatch_itruncate --status 15 --err "rank 1: MPI_Wait: message truncated in MPI_Iscatter: 16 bytes arrived for a buffer of 8 bytes \\(MPI_ERR_TRUNCATE\\)"
        -- ${M} itruncate)
 expect(coll_mismatch_kinds --status 16 --err "mismatched collective calls: rank [0-9] called MPI_All(gather|toall) while rank [0-9] called MPI_All(gather|toall) \\(MPI_ERR_OTHER\\)"
        -- ${M} kinds)
