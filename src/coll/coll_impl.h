@@ -42,8 +42,11 @@
 /* Most rounds a dissemination algorithm takes (2^24 ranks). */
 #define COLL_MAX_ROUNDS 24
 
-/* How long a waiting member waits between looks for mismatched calls. */
-#define COLL_STALL_NS (200 * 1000 * 1000ull)
+/* How long a waiting member waits before it first looks for mismatched
+ * calls; the wait doubles after each look, up to COLL_STALL_MAX_NS (so that
+ * many members stalled for long, by one that computes, cost little). */
+#define COLL_STALL_NS     (200 * 1000 * 1000ull)
+#define COLL_STALL_MAX_NS (3200 * 1000 * 1000ull)
 
 /* Bytes of copy-in data that travel in the post's first cache line, with
  * the flag: a small message costs the reader one line. */

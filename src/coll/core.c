@@ -318,8 +318,11 @@ void coll_wait(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value)
             atomic_store_explicit(&me->nb_parked, parked | bit, memory_order_relaxed);
         }
     }
-    while (!loom_ult_wait_for(flag_reached, &w, slot, COLL_STALL_NS))
+    for (uint64_t t = COLL_STALL_NS; !loom_ult_wait_for(flag_reached, &w, slot, t);) {
         stalled(x);
+        if (t < COLL_STALL_MAX_NS)
+            t *= 2;
+    }
     if (LOOM_UNLIKELY(x->nonblocking)) {
         if (!bit) {
             me->waiter_taken = false;
