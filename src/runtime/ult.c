@@ -968,14 +968,8 @@ static void park_watched_until(loom_cond_fn done, const void *arg, uint64_t dead
     w->ndeadline -= deadline != 0;
 }
 
-void loom_ult_notify(loom_waiter_slot *slot)
+void loom_ult_notify_slow(loom_waiter_slot *slot)
 {
-    /* Cheap test first: most notifies find nobody waiting. The fence orders
-     * the caller's condition store before this look (Dekker with the
-     * waiter; with watched parking only for the compiler, see above). */
-    loom_notify_fence();
-    if (!atomic_load_explicit(slot, memory_order_relaxed))
-        return;
     struct loom_ult *u = atomic_exchange_explicit(slot, NULL, memory_order_acq_rel);
     if (u)
         loom_ult_wake(u);

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/common.h"
+
 struct loom_ult;
 typedef void (*loom_ult_fn)(void *arg);
 typedef bool (*loom_cond_fn)(const void *arg);
@@ -97,9 +99,8 @@ bool loom_ult_wait_for(loom_cond_fn done, const void *arg, loom_waiter_slot *slo
  * costs tens of ns on recent x86, as much as the transfer waited for). */
 #define LOOM_WAIT_FAST_POLLS 2048u
 
-/* Wakes whoever is registered in *slot, if anyone. Call after making the
- * condition true (a release store suffices: see loom_notify_fence). */
-void loom_ult_notify(loom_waiter_slot *slot);
+/* loom_ult_notify() once *slot was seen holding a waiter. */
+void loom_ult_notify_slow(loom_waiter_slot *slot);
 
 /* True when notifiers need no full fence between their condition store and
  * their look at a waiter slot, because waiters park watched (ult.c explains
@@ -115,6 +116,19 @@ static inline void loom_notify_fence(void)
         atomic_signal_fence(memory_order_seq_cst);
     else
         atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* Wakes whoever is registered in *slot, if anyone. Call after making the
+ * condition true (a release store suffices: see loom_notify_fence). Inline:
+ * most notifies find nobody waiting, after one look at the slot. */
+static inline void loom_ult_notify(loom_waiter_slot *slot)
+{
+    /* The fence orders the caller's condition store before this look
+     * (Dekker with the waiter; with watched parking only for the compiler). */
+    loom_notify_fence();
+    if (LOOM_LIKELY(!atomic_load_explicit(slot, memory_order_relaxed)))
+        return;
+    loom_ult_notify_slow(slot);
 }
 
 /* Parks like loom_ult_park() after the caller registered in a waiter slot
