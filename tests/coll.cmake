@@ -155,6 +155,20 @@ coll_expect(coll_types_copy_order_syn_2x2x8 --out "^coll_types: 64 ranks ok$"
 coll_expect(coll_numa_copy_order_syn_2x2x8_by_numa --out "^coll_numa: 64 ranks ok$"
             -- env HWLOC_SYNTHETIC=${SYN_A} ${CRUN} --map-by numa -n 64 ${MPIBIN}/coll_numa quick)
 
+# The small-message path of Bcast, Reduce and Allreduce (src/coll/small.c):
+# every op and type it takes, in place, every root, members on different
+# paths in one call, alternation with large and nonblocking calls, errors.
+# With more ranks than workers the model takes other algorithms for small
+# Allreduces: forced, so that the path runs at every rank count.
+loom_mpi_program(coll_small SOURCES coll_small.c)
+foreach(n 1 2 3 7 16)
+  expect(coll_small_${n} --out "^coll_small: ${n} ranks ok$"
+         -- ${RUN} --timeout 120 -n ${n} ${MPIBIN}/coll_small)
+  expect(coll_small_${n}_forced --out "^coll_small: ${n} ranks ok$"
+         -- env LOOM_COLL_ALLREDUCE=allread LOOM_COLL_REDUCE=direct LOOM_COLL_BCAST=direct
+            ${RUN} --timeout 120 -n ${n} ${MPIBIN}/coll_small)
+endforeach()
+
 # Errors found while a collective runs (tests/mpi/coll_mismatch.c):
 # truncation and mismatched collectives returned under MPI_ERRORS_RETURN;
 # each case under the default handler, with its message; and mismatched

@@ -45,6 +45,12 @@ int coll_bcast_direct(struct coll_ctx *x)
         coll_peer_release(x, root);
         return x->err;
     }
+    return coll_bcast_direct_receive(x, p);
+}
+
+int coll_bcast_direct_receive(struct coll_ctx *x, const struct coll_post *p)
+{
+    const struct loom_coll_args *a = x->a;
     size_t n = p->nbytes;
     int rc;
     if (p->copied_in)
@@ -53,7 +59,7 @@ int coll_bcast_direct(struct coll_ctx *x)
     else
         rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, p->data, p->args.rcount, p->args.rtype);
     if (!p->copied_in)
-        coll_read_done(x, p, root);
+        coll_read_done(x, p, a->root);
     return rc;
 }
 

@@ -75,6 +75,21 @@ struct loom_coll_args {
 int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
                   const char **why);
 
+/* What loom_coll_small() returns for a call it does not take. */
+#define LOOM_COLL_GENERAL (-1)
+/* The most bytes a call loom_coll_small() takes may carry. */
+#define LOOM_COLL_SMALL_BYTES 32
+
+/* Blocking Bcast, Reduce or Allreduce of count x t (t predefined; op
+ * predefined, NULL for Bcast; in: the input, out: the result or Bcast's
+ * buffer; root 0 for Allreduce) by the small-message path (small.c), when
+ * the call is a small one of a shape whose copy-in algorithm is chosen;
+ * else LOOM_COLL_GENERAL, before anything is done (run loom_coll_run()).
+ * The caller has checked the arguments. */
+int loom_coll_small(struct loom_comm *c, enum loom_coll_kind kind, const void *in, void *out,
+                    size_t count, struct loom_type *t, struct loom_op *op, int root,
+                    const char **why);
+
 /* Starts collective `kind` on c without waiting (MPI_I<coll>): req, a
  * request of the caller (kind LOOM_REQ_GENERIC, active), completes when the
  * call is done, with status_error set. a's count and displacement arrays

@@ -50,7 +50,7 @@
 
 /* Bytes of copy-in data that travel in the post's first cache line, with
  * the flag: a small message costs the reader one line. */
-#define COLL_INLINE 32
+#define COLL_INLINE LOOM_COLL_SMALL_BYTES
 
 struct coll_post {
     /* Line 0: what a copy-in reader needs. */
@@ -203,6 +203,12 @@ struct coll_ctx {
     int err;          /* its class, when coll_peer_post() failed */
 };
 
+/* Begins a call: its context, the communicator's collective state (created
+ * on first use) and the call's place in the communicator's order (its seq,
+ * recorded for coll_wait's mismatch check). */
+int coll_ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                   struct coll_ctx *x, const char **why);
+
 /* ---- synchronization (core.c) ---- */
 
 /* The post this call uses. */
@@ -226,6 +232,10 @@ void coll_count(struct coll_ctx *x, _Atomic uint64_t *counter, uint64_t value, i
  * waits first for copy-in readers of that post's previous use. Returns the
  * post (its cell may be filled before coll_publish_done()). */
 struct coll_post *coll_publish_begin(struct coll_ctx *x);
+/* coll_publish_begin() for a post whose readers need only its first line
+ * (kind, root, copy-in data): the publisher's arguments, data and detached
+ * are left as the post's last use left them. */
+struct coll_post *coll_publish_cell(struct coll_ctx *x);
 /* Makes the post visible; wakes every other member when wake_all (else the
  * algorithm notifies those that wait for it). */
 void coll_publish_done(struct coll_ctx *x, struct coll_post *p, bool wake_all);
@@ -419,6 +429,31 @@ void coll_local_wait(struct coll_ctx *x, struct coll_local *loc);
 
 /* The algorithm for this call (select.c). */
 const struct coll_algorithm *coll_select(struct coll_ctx *x);
+
+/* Bumped by each loom_coll_force() override: every memo expires. */
+extern _Atomic unsigned coll_select_gen;
+
+/* The part of a call's shape besides its size and root that the choice
+ * depends on. */
+static inline int coll_memo_flags(const struct loom_op *op, const struct loom_type *t,
+                                  bool nonblocking)
+{
+    return (op && op->commutative) | (t && t->contig) << 1 | nonblocking << 2;
+}
+
+/* The selector's last choice for a call of this shape on this member, or
+ * NULL when it has none (coll_select() then chooses). */
+static inline const struct coll_algorithm *coll_memo_lookup(const struct coll_member *me,
+                                                            enum loom_coll_kind kind, size_t nbytes,
+                                                            int root, int flags)
+{
+    const struct coll_memo *memo = &me->memo[kind];
+    unsigned gen = atomic_load_explicit(&coll_select_gen, memory_order_relaxed);
+    if (LOOM_LIKELY(memo->alg != NULL) && memo->gen == gen && memo->nbytes == nbytes &&
+        memo->root == root && memo->flags == flags)
+        return memo->alg;
+    return NULL;
+}
 /* Starts the call x (its seq taken) on a runner of its own, which publishes
  * it before this returns; req completes when it is done (task.c). */
 int coll_start(struct coll_ctx *x, struct LMPI_Request_s *req);
@@ -428,6 +463,10 @@ void coll_finish(struct coll_shared *sh, int rank, uint64_t seq);
 void coll_drain(struct coll_ctx *x);
 
 /* ---- algorithms ---- */
+
+/* bcast/direct's part at a member other than the root, once the root's post
+ * p is there (also small.c's, for a root that published otherwise). */
+int coll_bcast_direct_receive(struct coll_ctx *x, const struct coll_post *p);
 
 typedef int (*coll_fn)(struct coll_ctx *x);
 /* Predicted time in seconds; negative: not applicable to this call. */

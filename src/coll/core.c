@@ -451,7 +451,7 @@ static void await_post_reads(struct coll_ctx *x, int par)
     me->reads_seen[par] = me->expect_reads[par];
 }
 
-struct coll_post *coll_publish_begin(struct coll_ctx *x)
+struct coll_post *coll_publish_cell(struct coll_ctx *x)
 {
     /* What the post's last use left to wait for comes from the member's
      * private copies: the post's first line has been read by others since,
@@ -464,14 +464,20 @@ struct coll_post *coll_publish_begin(struct coll_ctx *x)
     await_post_reads(x, par);
     p->kind = (int)x->kind;
     p->root = x->a->root;
-    p->args = *x->a;
-    p->data = NULL;
-    p->detached = false;
     p->nbytes = 0;
     p->copied_in = false;
 #ifndef NDEBUG
     signature(x, x->a, &p->sig_basic, &p->sig_elems);
 #endif
+    return p;
+}
+
+struct coll_post *coll_publish_begin(struct coll_ctx *x)
+{
+    struct coll_post *p = coll_publish_cell(x);
+    p->args = *x->a;
+    p->data = NULL;
+    p->detached = false;
     return p;
 }
 
@@ -873,10 +879,8 @@ const char *loom_coll_name(enum loom_coll_kind kind)
     return (unsigned)kind < LOOM_COLL_NKINDS ? names[kind] : "?";
 }
 
-/* A call's context: the communicator's collective state (created on first
- * use) and the call's place in the communicator's order. */
-static int ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
-                     struct coll_ctx *x, const char **why)
+int coll_ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                   struct coll_ctx *x, const char **why)
 {
     struct coll_shared *sh = shared_get(c->sh);
     if (!sh) {
@@ -908,7 +912,7 @@ int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct lo
                   const char **why)
 {
     struct coll_ctx x;
-    int rc = ctx_begin(c, kind, a, &x, why);
+    int rc = coll_ctx_begin(c, kind, a, &x, why);
     if (rc)
         return rc;
     coll_drain(&x);
@@ -924,7 +928,7 @@ int loom_coll_start(struct loom_comm *c, enum loom_coll_kind kind, const struct 
                     struct LMPI_Request_s *req, const char **why)
 {
     struct coll_ctx x;
-    int rc = ctx_begin(c, kind, a, &x, why);
+    int rc = coll_ctx_begin(c, kind, a, &x, why);
     if (rc)
         return rc;
     rc = coll_start(&x, req);

@@ -21,6 +21,7 @@
 #include "coll/op.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -579,6 +580,45 @@ static void reduce3_user_into_a(const struct loom_op *op, const void *a, const v
     copy_elements(out, b, count, t);
     apply_user(op, copy, out, count, t);
     free(tmp);
+}
+
+/* loom_op_kernels_for()'s answers, by op number and predefined type index
+ * (no align: none). */
+static struct loom_op_kernels kernel_table[LOOM_NUM_PREDEFINED_OPS + 1]
+                                          [LOOM_NUM_PREDEFINED_TYPES + 1];
+static pthread_once_t kernel_table_once = PTHREAD_ONCE_INIT;
+static _Atomic bool kernel_table_ready;
+
+static void kernel_table_init(void)
+{
+    for (int o = 1; o <= LOOM_NUM_PREDEFINED_OPS; o++) {
+        if (o == N_REPLACE || o == N_NO_OP)
+            continue;
+        struct loom_op *op = loom_op_get(LOOM_HANDLE(LOOM_HANDLE_BUILTIN, LOOM_KIND_OP, o));
+        for (int i = 1; i <= LOOM_NUM_PREDEFINED_TYPES; i++) {
+            const struct loom_type *t =
+                loom_type_get(LOOM_HANDLE(LOOM_HANDLE_BUILTIN, LOOM_KIND_DATATYPE, i));
+            char buf[160];
+            if (!op || op->number != o || !t || !t->contig || !t->size ||
+                loom_op_problem(op, t, buf, sizeof buf))
+                continue;
+            enum ctype ct;
+            const struct kernel *kn = kernel_of(op, t, &ct);
+            kernel_table[o][i] = (struct loom_op_kernels){kn->two, kn->three, ct_align[ct]};
+        }
+    }
+    atomic_store_explicit(&kernel_table_ready, true, memory_order_release);
+}
+
+const struct loom_op_kernels *loom_op_kernels_for(const struct loom_op *op,
+                                                  const struct loom_type *t)
+{
+    if (LOOM_UNLIKELY(!atomic_load_explicit(&kernel_table_ready, memory_order_acquire)))
+        pthread_once(&kernel_table_once, kernel_table_init);
+    if (!op->number || !t->predefined)
+        return NULL;
+    const struct loom_op_kernels *k = &kernel_table[op->number][LOOM_HANDLE_INDEX(t->handle)];
+    return k->align ? k : NULL;
 }
 
 void loom_op_reduce3(const struct loom_op *op, const void *a, const void *b, void *out,

@@ -80,6 +80,22 @@ const char *loom_op_problem(const struct loom_op *op, const struct loom_type *t,
 void loom_op_apply(const struct loom_op *op, const void *in, void *inout, size_t count,
                    const struct loom_type *t);
 
+/* A predefined op's kernels for a predefined contiguous type t, working on
+ * arrays of t: two(in, inout, n) leaves inout = in op inout, three(a, b,
+ * out, n) leaves out = a op b (out may be b); every pointer aligned to
+ * `align`. What loom_op_apply() and loom_op_reduce3() run for such types,
+ * for callers that apply them without those functions' checks. */
+struct loom_op_kernels {
+    void (*two)(const void *in, void *inout, size_t n);
+    void (*three)(const void *a, const void *b, void *out, size_t n);
+    size_t align;
+};
+/* The kernels for op on t when op is predefined, computes (not REPLACE or
+ * NO_OP) and is defined for t (loom_op_problem), and t is predefined,
+ * contiguous and not empty; else NULL. A table look-up. */
+const struct loom_op_kernels *loom_op_kernels_for(const struct loom_op *op,
+                                                  const struct loom_type *t);
+
 /* out = a op b (a is the left operand: the lower rank's data), for count
  * elements of a type whose elements lie back to back (t predefined or
  * t->contig; other layouts are handled too, more slowly). out may be b, or

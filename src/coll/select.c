@@ -39,13 +39,14 @@ static const struct coll_algorithm algorithms[] = {
 #undef COOPERATIVE
 };
 
+_Atomic unsigned coll_select_gen;
+
 static struct {
     _Atomic bool ready; /* configure() ran: skips pthread_once on each call */
     pthread_once_t once;
     const struct coll_algorithm *forced[LOOM_COLL_NKINDS];
     /* loom_coll_force(): every rank sets the same value between barriers. */
     _Atomic(const struct coll_algorithm *) override[LOOM_COLL_NKINDS];
-    _Atomic unsigned gen; /* bumped by each override: the memos expire */
     bool verbose;
 } cfg = {.once = PTHREAD_ONCE_INIT};
 
@@ -99,7 +100,7 @@ void coll_select_override(int kind, const struct coll_algorithm *alg)
 {
     pthread_once(&cfg.once, configure);
     atomic_store_explicit(&cfg.override[kind], alg, memory_order_relaxed);
-    atomic_fetch_add_explicit(&cfg.gen, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&coll_select_gen, 1, memory_order_relaxed);
 }
 
 size_t coll_call_bytes(const struct coll_ctx *x)
@@ -191,14 +192,12 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
      * since every call asks; a memo exists only once configure() ran). */
     size_t nbytes = coll_call_bytes(x);
     const struct loom_coll_args *a = x->a;
-    struct coll_memo *memo = &x->me->memo[x->kind];
-    int flags =
-        (a->op && a->op->commutative) | (a->rtype && a->rtype->contig) << 1 | x->nonblocking << 2;
-    unsigned gen = atomic_load_explicit(&cfg.gen, memory_order_relaxed);
-    if (LOOM_LIKELY(memo->alg != NULL) && memo->gen == gen && memo->nbytes == nbytes &&
-        memo->root == a->root && memo->flags == flags)
-        return memo->alg;
-    return select_slow(x, memo, nbytes, flags, gen);
+    int flags = coll_memo_flags(a->op, a->rtype, x->nonblocking);
+    const struct coll_algorithm *alg = coll_memo_lookup(x->me, x->kind, nbytes, a->root, flags);
+    if (LOOM_LIKELY(alg != NULL))
+        return alg;
+    return select_slow(x, &x->me->memo[x->kind], nbytes, flags,
+                       atomic_load_explicit(&coll_select_gen, memory_order_relaxed));
 }
 
 void loom_coll_describe(void *file)

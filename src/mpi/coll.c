@@ -12,6 +12,7 @@
 #include "coll/op.h"
 #include "mpi/mpi_impl.h"
 #include "pt2pt/p2p.h"
+#include "util/handle.h"
 
 /* MPI_IN_PLACE is the address of this byte. */
 LOOM_EXPORT char loom_in_place_marker;
@@ -147,6 +148,51 @@ static int run(const struct call *k, enum loom_coll_kind kind, const struct loom
     if (rc)
         return loom_mpi_err(k->comm, rc, k->fn, "%s", why ? why : "failed");
     return MPI_SUCCESS;
+}
+
+/* Blocking Bcast, Reduce and Allreduce of a few bytes of a predefined
+ * datatype try loom_coll_small() first, when their arguments are plainly
+ * good: a communicator of an initialized rank, a count within the small
+ * path's reach, a predefined datatype, a predefined op (loom_coll_small()
+ * checks that it is defined for the datatype), a valid root and usable
+ * buffers. Anything else, errors included, returns
+ * LOOM_COLL_GENERAL here and goes the general way, which checks again and
+ * raises the error. bcast: buf is the buffer (sendbuf unused). */
+static int try_small(const char *fn, MPI_Comm comm, enum loom_coll_kind kind, const void *sendbuf,
+                     void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root)
+{
+    if ((unsigned)count > LOOM_COLL_SMALL_BYTES ||
+        !loom_handle_is_builtin(datatype, LOOM_KIND_DATATYPE))
+        return LOOM_COLL_GENERAL;
+    struct loom_comm *c = loom_comm_lookup(comm);
+    if (!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED ||
+        (unsigned)root >= (unsigned)c->sh->size || recvbuf == MPI_IN_PLACE)
+        return LOOM_COLL_GENERAL;
+    struct loom_type *t = loom_type_get(datatype);
+    if (!t || (count && !t->size))
+        return LOOM_COLL_GENERAL;
+    const void *in = recvbuf;
+    struct loom_op *o = NULL;
+    if (kind != LOOM_COLL_BCAST) {
+        bool recv_significant = kind == LOOM_COLL_ALLREDUCE || c->rank == root;
+        bool in_place = sendbuf == MPI_IN_PLACE;
+        if (!in_place)
+            in = sendbuf;
+        else if (!recv_significant)
+            return LOOM_COLL_GENERAL;
+        if (count && (!in || (recv_significant && (!recvbuf || (!in_place && in == recvbuf)))))
+            return LOOM_COLL_GENERAL;
+        o = loom_op_get(op); /* loom_coll_small() checks it applies to t */
+        if (!o || !o->number)
+            return LOOM_COLL_GENERAL;
+    } else if (count && !recvbuf) {
+        return LOOM_COLL_GENERAL;
+    }
+    const char *why = NULL;
+    int rc = loom_coll_small(c, kind, in, recvbuf, (size_t)count, t, o, root, &why);
+    if (rc > 0)
+        return loom_mpi_err(comm, rc, fn, "%s", why ? why : "failed");
+    return rc;
 }
 
 /* ---- entry points ------------------------------------------------------ */
@@ -417,6 +463,10 @@ LOOM_MPI_ALIAS(Ibarrier);
 
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    int rc = try_small("MPI_Bcast", comm, LOOM_COLL_BCAST, NULL, buffer, count, datatype,
+                       MPI_OP_NULL, root);
+    if (rc != LOOM_COLL_GENERAL)
+        return rc;
     return bcast("MPI_Bcast", buffer, count, datatype, root, comm, NULL);
 }
 LOOM_MPI_ALIAS(Bcast);
@@ -608,6 +658,10 @@ LOOM_MPI_ALIAS(Ialltoallw);
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm)
 {
+    int rc = try_small("MPI_Reduce", comm, LOOM_COLL_REDUCE, sendbuf, recvbuf, count, datatype, op,
+                       root);
+    if (rc != LOOM_COLL_GENERAL)
+        return rc;
     return reduce_like("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, true, comm,
                        LOOM_COLL_REDUCE, NULL);
 }
@@ -626,6 +680,10 @@ LOOM_MPI_ALIAS(Ireduce);
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm)
 {
+    int rc = try_small("MPI_Allreduce", comm, LOOM_COLL_ALLREDUCE, sendbuf, recvbuf, count,
+                       datatype, op, 0);
+    if (rc != LOOM_COLL_GENERAL)
+        return rc;
     return reduce_like("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
                        LOOM_COLL_ALLREDUCE, NULL);
 }

@@ -1,0 +1,156 @@
+/*
+ * The small-message path of the copy-in algorithms: blocking Bcast, Reduce
+ * and Allreduce of at most COLL_INLINE bytes of a predefined contiguous
+ * datatype (and a predefined op), once the selector has chosen the copy-in
+ * algorithm for calls of this shape (its memo: bcast/direct,
+ * reduce/direct, allreduce/allread). The data travels in the first line of
+ * the posts as those algorithms' small case does, with the same posts,
+ * flags, fold order and mismatch checks, so that members on either path
+ * meet; what it skips is the general path's work around them: the context
+ * and argument set built for every algorithm, the drain of nonblocking
+ * calls (none run), the reclaim of kept posts (none kept), the selector
+ * and the layout-generic packing and folding. At 8 bytes on 2 ranks that
+ * was about two thirds of an Allreduce's instructions (callgrind).
+ * Anything else returns LOOM_COLL_GENERAL before the call begins.
+ */
+#include <string.h>
+
+#include "coll/coll_impl.h"
+
+static bool aligned_to(const void *p, size_t align)
+{
+    return ((uintptr_t)p & (align - 1)) == 0;
+}
+
+/* The copy-in data of member r's post number par. */
+static const char *cell_of(const struct coll_ctx *x, int par, int r)
+{
+    return x->sh->m[r].post[par].inl;
+}
+
+/* out = in[0] op (in[1] op (... op in[n-1])), the order of coll_fold();
+ * input r is own when r == self, else member r's cell. */
+static void fold(const struct coll_ctx *x, const struct loom_op_kernels *k, const void *own,
+                 int self, void *out, size_t count)
+{
+    int n = x->size, par = coll_ring_index(x);
+    const void *b = n - 1 == self ? own : cell_of(x, par, n - 1);
+    const void *a = n - 2 == self ? own : cell_of(x, par, n - 2);
+    k->three(a, b, out, count);
+    for (int r = n - 3; r >= 0; r--)
+        k->two(r == self ? own : cell_of(x, par, r), out, count);
+}
+
+/* Publishes nb bytes of data in the caller's post (copy-in). */
+static void publish(struct coll_ctx *x, const void *data, size_t nb, bool wake_all)
+{
+    struct coll_post *p = coll_publish_cell(x);
+    if (nb)
+        memcpy(p->inl, data, nb);
+    p->nbytes = nb;
+    p->copied_in = true;
+    coll_publish_done(x, p, wake_all);
+}
+
+/* Waits for every other member's post of this call (all of them, as
+ * coll_collect() does, also after a mismatch). */
+static int await_posts(struct coll_ctx *x)
+{
+    int rc = MPI_SUCCESS;
+    for (int r = 0; r < x->size; r++)
+        if (r != x->rank && !coll_peer_post(x, r))
+            rc = x->err;
+    return rc;
+}
+
+static int allreduce(struct coll_ctx *x, const struct loom_op_kernels *k, const void *in, void *out,
+                     size_t count, size_t nb)
+{
+    publish(x, in, nb, true);
+    int rc = await_posts(x);
+    if (rc == MPI_SUCCESS && count)
+        fold(x, k, cell_of(x, coll_ring_index(x), x->rank), x->rank, out, count);
+    return rc;
+}
+
+static int reduce(struct coll_ctx *x, const struct loom_op_kernels *k, const void *in, void *out,
+                  size_t count, size_t nb, int root)
+{
+    if (x->rank != root) {
+        publish(x, in, nb, false);
+        coll_notify(x, root);
+        return MPI_SUCCESS;
+    }
+    /* The root's input may be out itself (in place): kept aside. */
+    _Alignas(16) char own[COLL_INLINE];
+    if (nb)
+        memcpy(own, in, nb);
+    int rc = await_posts(x);
+    if (rc == MPI_SUCCESS && count)
+        fold(x, k, own, root, out, count);
+    return rc;
+}
+
+static int bcast(struct coll_ctx *x, void *buf, size_t nb, int root)
+{
+    if (x->rank == root) {
+        publish(x, buf, nb, true);
+        return MPI_SUCCESS;
+    }
+    const struct coll_post *p = coll_peer_post(x, root);
+    if (!p) {
+        coll_peer_release(x, root);
+        return x->err;
+    }
+    if (LOOM_UNLIKELY(!p->copied_in || p->nbytes != nb))
+        return coll_bcast_direct_receive(x, p); /* another count at the root */
+    if (nb)
+        memcpy(buf, p->inl, nb);
+    return MPI_SUCCESS;
+}
+
+int loom_coll_small(struct loom_comm *c, enum loom_coll_kind kind, const void *in, void *out,
+                    size_t count, struct loom_type *t, struct loom_op *op, int root,
+                    const char **why)
+{
+    static const coll_fn copy_in[LOOM_COLL_NKINDS] = {
+        [LOOM_COLL_BCAST] = coll_bcast_direct,
+        [LOOM_COLL_REDUCE] = coll_reduce_direct,
+        [LOOM_COLL_ALLREDUCE] = coll_allreduce_allread,
+    };
+    struct coll_shared *sh =
+        atomic_load_explicit((_Atomic(void *) *)&c->sh->coll, memory_order_acquire);
+    size_t nb = count * t->size;
+    if (!sh || sh->size == 1 || nb > COLL_INLINE || !t->predefined || !t->contig)
+        return LOOM_COLL_GENERAL; /* (the first call creates the state) */
+    struct coll_member *me = &sh->m[c->rank];
+    const struct coll_algorithm *alg =
+        coll_memo_lookup(me, kind, nb, root, coll_memo_flags(op, t, false));
+    int par = (int)((me->seq + 1) % COLL_RING);
+    if (!alg || alg->run != copy_in[kind] || me->nb_running || me->held[par] || me->exposed[par])
+        return LOOM_COLL_GENERAL;
+    const struct loom_op_kernels *k = NULL;
+    if (op && (!(k = loom_op_kernels_for(op, t)) || !aligned_to(out, k->align)))
+        return LOOM_COLL_GENERAL;
+    struct loom_coll_args a = {.sbuf = in,
+                               .rbuf = out,
+                               .scount = count,
+                               .rcount = count,
+                               .stype = t,
+                               .rtype = t,
+                               .op = op,
+                               .root = root};
+    struct coll_ctx x;
+    int rc = coll_ctx_begin(c, kind, &a, &x, why);
+    if (rc)
+        return rc;
+    if (kind == LOOM_COLL_BCAST)
+        rc = bcast(&x, out, nb, root);
+    else if (kind == LOOM_COLL_REDUCE)
+        rc = reduce(&x, k, in, out, count, nb, root);
+    else
+        rc = allreduce(&x, k, in, out, count, nb);
+    coll_finish(sh, x.rank, x.seq);
+    *why = x.why;
+    return rc;
+}
