@@ -90,6 +90,15 @@ int loom_coll_small(struct loom_comm *c, enum loom_coll_kind kind, const void *i
                     size_t count, struct loom_type *t, struct loom_op *op, int root,
                     const char **why);
 
+/* Blocking Gather or Scatter by the small-message path (small.c), as
+ * loom_coll_small(): sbuf/scount/stype the send side (stype NULL where it is
+ * not significant), rbuf/rcount/rtype the receive side (rtype NULL where not
+ * significant), in_place as MPI_IN_PLACE at the root. Types predefined where
+ * given; the caller has checked the arguments. */
+int loom_coll_small_blocks(struct loom_comm *c, enum loom_coll_kind kind, const void *sbuf,
+                           size_t scount, struct loom_type *stype, void *rbuf, size_t rcount,
+                           struct loom_type *rtype, int root, bool in_place, const char **why);
+
 /* Starts collective `kind` on c without waiting (MPI_I<coll>): req, a
  * request of the caller (kind LOOM_REQ_GENERIC, active), completes when the
  * call is done, with status_error set. a's count and displacement arrays

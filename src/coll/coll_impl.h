@@ -467,6 +467,12 @@ void coll_drain(struct coll_ctx *x);
 /* bcast/direct's part at a member other than the root, once the root's post
  * p is there (also small.c's, for a root that published otherwise). */
 int coll_bcast_direct_receive(struct coll_ctx *x, const struct coll_post *p);
+/* gather/direct's part at the root for member r's post p, whose block goes
+ * to d; scatter/direct's at a member other than the root (both also
+ * small.c's, for posts it does not read itself). */
+int coll_gather_direct_receive(struct coll_ctx *x, int r, struct coll_block d,
+                               const struct coll_post *p);
+int coll_scatter_direct_receive(struct coll_ctx *x, const struct coll_post *p);
 
 typedef int (*coll_fn)(struct coll_ctx *x);
 /* Predicted time in seconds; negative: not applicable to this call. */

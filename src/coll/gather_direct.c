@@ -39,21 +39,23 @@ static int gather(struct coll_ctx *x)
                 e = coll_copy(x, (void *)d.buf, d.count, d.type, a->sbuf, a->scount, a->stype);
         } else {
             const struct coll_post *p = coll_peer_post(x, r);
-            size_t nb = p ? p->nbytes : 0;
-            if (!p) {
-                e = x->err;
-            } else if (!p->copied_in) {
-                e = coll_copy(x, (void *)d.buf, d.count, d.type, p->data, p->args.scount,
-                              p->args.stype);
-                coll_set(x, &x->sh->m[r].release, x->seq, r); /* done with its buffer */
-            } else {
-                e = coll_unpack(x, d, coll_post_cell(p, nb), nb);
-            }
+            e = p ? coll_gather_direct_receive(x, r, d, p) : x->err;
         }
         if (e && !rc)
             rc = e;
     }
     return rc;
+}
+
+int coll_gather_direct_receive(struct coll_ctx *x, int r, struct coll_block d,
+                               const struct coll_post *p)
+{
+    size_t nb = p->nbytes;
+    if (p->copied_in)
+        return coll_unpack(x, d, coll_post_cell(p, nb), nb);
+    int e = coll_copy(x, (void *)d.buf, d.count, d.type, p->data, p->args.scount, p->args.stype);
+    coll_set(x, &x->sh->m[r].release, x->seq, r); /* done with its buffer */
+    return e;
 }
 
 int coll_gather_direct(struct coll_ctx *x)

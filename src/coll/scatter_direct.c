@@ -49,15 +49,20 @@ static int scatter(struct coll_ctx *x)
         coll_peer_release(x, root);
         return x->err;
     }
+    return coll_scatter_direct_receive(x, p);
+}
+
+int coll_scatter_direct_receive(struct coll_ctx *x, const struct coll_post *p)
+{
+    const struct loom_coll_args *a = x->a;
     if (p->copied_in) {
         size_t nb = p->nbytes;
-        rc = coll_unpack(x, (struct coll_block){a->rbuf, a->rcount, a->rtype},
-                         coll_post_cell(p, nb * (size_t)n) + (size_t)x->rank * nb, nb);
-    } else {
-        struct coll_block s = coll_send_block(x->kind, &p->args, p->data, x->rank);
-        rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, s.buf, s.count, s.type);
-        coll_read_done(x, p, root);
+        return coll_unpack(x, (struct coll_block){a->rbuf, a->rcount, a->rtype},
+                           coll_post_cell(p, nb * (size_t)x->size) + (size_t)x->rank * nb, nb);
     }
+    struct coll_block s = coll_send_block(x->kind, &p->args, p->data, x->rank);
+    int rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, s.buf, s.count, s.type);
+    coll_read_done(x, p, a->root);
     return rc;
 }
 

@@ -3,7 +3,9 @@
  * and Allreduce of at most COLL_INLINE bytes of a predefined contiguous
  * datatype (and a predefined op), once the selector has chosen the copy-in
  * algorithm for calls of this shape (its memo: bcast/direct,
- * reduce/direct, allreduce/allread). The data travels in the first line of
+ * reduce/direct, allreduce/allread); and Gather and Scatter of blocks of
+ * predefined contiguous datatypes that travel copied in (gather/direct,
+ * scatter/direct). The data travels in the first line of
  * the posts as those algorithms' small case does, with the same posts,
  * flags, fold order and mismatch checks, so that members on either path
  * meet; what it skips is the general path's work around them: the context
@@ -150,6 +152,120 @@ int loom_coll_small(struct loom_comm *c, enum loom_coll_kind kind, const void *i
         rc = reduce(&x, k, in, out, count, nb, root);
     else
         rc = allreduce(&x, k, in, out, count, nb);
+    coll_finish(sh, x.rank, x.seq);
+    *why = x.why;
+    return rc;
+}
+
+/* Gather: members other than the root copy their block into their post;
+ * the root copies each into place, in coll_peer() order as gather/direct. */
+static int gather(struct coll_ctx *x, const void *sbuf, size_t sb, void *rbuf, size_t rb,
+                  bool in_place)
+{
+    int root = x->a->root;
+    if (x->rank != root) {
+        publish(x, sbuf, sb, false);
+        coll_notify(x, root);
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_SUCCESS;
+    for (int k = 0; k < x->size; k++) {
+        int r = coll_peer(x->sh, root, 1 + k);
+        char *dst = (char *)rbuf + (size_t)r * rb;
+        int e = MPI_SUCCESS;
+        if (r == root) {
+            if (!in_place && sb)
+                memcpy(dst, sbuf, sb);
+        } else {
+            const struct coll_post *p = coll_peer_post(x, r);
+            if (!p)
+                e = x->err;
+            else if (p->copied_in && p->nbytes == rb)
+                memcpy(dst, coll_post_cell(p, rb), rb);
+            else /* another size there: truncation, or not copied in */
+                e = coll_gather_direct_receive(
+                    x, r, (struct coll_block){dst, x->a->rcount, x->a->rtype}, p);
+        }
+        if (e && !rc)
+            rc = e;
+    }
+    return rc;
+}
+
+/* Scatter: the root copies the others' blocks into its post; each copies
+ * its own out. */
+static int scatter(struct coll_ctx *x, const void *sbuf, size_t sb, void *rbuf, size_t rb,
+                   bool in_place)
+{
+    int n = x->size, root = x->a->root;
+    if (x->rank == root) {
+        struct coll_post *p = coll_publish_cell(x);
+        char *cell = coll_post_cell(p, sb * (size_t)n);
+        for (int j = 0; j < n; j++)
+            if (j != root && sb)
+                memcpy(cell + (size_t)j * sb, (const char *)sbuf + (size_t)j * sb, sb);
+        p->nbytes = sb;
+        p->copied_in = true;
+        coll_publish_done(x, p, true);
+        if (!in_place && sb)
+            memcpy(rbuf, (const char *)sbuf + (size_t)root * sb, sb);
+        return MPI_SUCCESS;
+    }
+    const struct coll_post *p = coll_peer_post(x, root);
+    if (!p) {
+        coll_peer_release(x, root);
+        return x->err;
+    }
+    if (!p->copied_in || p->nbytes != rb)
+        return coll_scatter_direct_receive(x, p); /* another size at the root */
+    if (rb)
+        memcpy(rbuf, coll_post_cell(p, rb * (size_t)n) + (size_t)x->rank * rb, rb);
+    return MPI_SUCCESS;
+}
+
+static bool plain(const struct loom_type *t)
+{
+    return !t || (t->predefined && t->contig);
+}
+
+int loom_coll_small_blocks(struct loom_comm *c, enum loom_coll_kind kind, const void *sbuf,
+                           size_t scount, struct loom_type *stype, void *rbuf, size_t rcount,
+                           struct loom_type *rtype, int root, bool in_place, const char **why)
+{
+    struct coll_shared *sh =
+        atomic_load_explicit((_Atomic(void *) *)&c->sh->coll, memory_order_acquire);
+    if (!sh || sh->size == 1 || !plain(stype) || !plain(rtype))
+        return LOOM_COLL_GENERAL;
+    size_t sb = stype ? scount * stype->size : 0, rb = rtype ? rcount * rtype->size : 0;
+    bool at_root = c->rank == root;
+    if (at_root && stype && rtype && sb != rb)
+        return LOOM_COLL_GENERAL; /* the general path says what is wrong */
+    if (kind == LOOM_COLL_GATHER ? !at_root && sb > COLL_INLINE
+                                 : at_root && sb * (size_t)sh->size > COLL_CELL)
+        return LOOM_COLL_GENERAL;
+    struct coll_member *me = &sh->m[c->rank];
+    const struct coll_algorithm *alg =
+        coll_memo_lookup(me, kind, 0, root, coll_memo_flags(NULL, rtype, false));
+    int par = (int)((me->seq + 1) % COLL_RING);
+    coll_fn want = kind == LOOM_COLL_GATHER ? coll_gather_direct : coll_scatter_direct;
+    if (!alg || alg->run != want || me->nb_running || me->held[par] || me->exposed[par])
+        return LOOM_COLL_GENERAL;
+    struct loom_coll_args a = {.sbuf = sbuf,
+                               .rbuf = rbuf,
+                               .scount = scount,
+                               .rcount = rcount,
+                               .stype = stype,
+                               .rtype = rtype,
+                               .root = root,
+                               .in_place = in_place};
+    struct coll_ctx x;
+    int rc = coll_ctx_begin(c, kind, &a, &x, why);
+    if (rc)
+        return rc;
+    if (kind == LOOM_COLL_GATHER)
+        rc = gather(&x, sbuf, sb, rbuf, rb, in_place);
+    else
+        rc = scatter(&x, sbuf, sb, rbuf, rb, in_place);
     coll_finish(sh, x.rank, x.seq);
     *why = x.why;
     return rc;

@@ -195,6 +195,48 @@ static int try_small(const char *fn, MPI_Comm comm, enum loom_coll_kind kind, co
     return rc;
 }
 
+/* A predefined datatype for the small path, or NULL (then the general path
+ * checks count x type and buf and raises what is wrong). */
+static struct loom_type *small_side(const void *buf, int count, MPI_Datatype type)
+{
+    if ((unsigned)count > LOOM_COLL_SMALL_BYTES ||
+        !loom_handle_is_builtin(type, LOOM_KIND_DATATYPE))
+        return NULL;
+    struct loom_type *t = loom_type_get(type);
+    if (!t || buf == MPI_IN_PLACE || (count && (!buf || !t->size)))
+        return NULL;
+    return t;
+}
+
+/* Blocking Gather and Scatter try loom_coll_small_blocks() first, as the
+ * reductions try_small(): with the significant sides plainly good. */
+static int try_small_blocks(const char *fn, MPI_Comm comm, enum loom_coll_kind kind,
+                            const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root)
+{
+    struct loom_comm *c = loom_comm_lookup(comm);
+    if (!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED ||
+        (unsigned)root >= (unsigned)c->sh->size)
+        return LOOM_COLL_GENERAL;
+    bool at_root = c->rank == root, gather = kind == LOOM_COLL_GATHER;
+    bool in_place = at_root && (gather ? sendbuf : recvbuf) == MPI_IN_PLACE;
+    struct loom_type *st = NULL, *rt = NULL;
+    if (gather ? !in_place : at_root) {
+        if (!(st = small_side(sendbuf, sendcount, sendtype)))
+            return LOOM_COLL_GENERAL;
+    }
+    if (gather ? at_root : !in_place) {
+        if (!(rt = small_side(recvbuf, recvcount, recvtype)))
+            return LOOM_COLL_GENERAL;
+    }
+    const char *why = NULL;
+    int rc = loom_coll_small_blocks(c, kind, sendbuf, (size_t)sendcount, st, recvbuf,
+                                    (size_t)recvcount, rt, root, in_place, &why);
+    if (rc > 0)
+        return loom_mpi_err(comm, rc, fn, "%s", why ? why : "failed");
+    return rc;
+}
+
 /* ---- entry points ------------------------------------------------------ */
 
 static int barrier(const char *fn, MPI_Comm comm, MPI_Request *request)
@@ -483,6 +525,10 @@ LOOM_MPI_ALIAS(Ibcast);
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    int rc = try_small_blocks("MPI_Gather", comm, LOOM_COLL_GATHER, sendbuf, sendcount, sendtype,
+                              recvbuf, recvcount, recvtype, root);
+    if (rc != LOOM_COLL_GENERAL)
+        return rc;
     return gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
                   recvtype, root, comm, LOOM_COLL_GATHER, NULL);
 }
@@ -522,6 +568,10 @@ LOOM_MPI_ALIAS(Igatherv);
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    int rc = try_small_blocks("MPI_Scatter", comm, LOOM_COLL_SCATTER, sendbuf, sendcount, sendtype,
+                              recvbuf, recvcount, recvtype, root);
+    if (rc != LOOM_COLL_GENERAL)
+        return rc;
     return scatter("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
                    recvtype, root, comm, LOOM_COLL_SCATTER, NULL);
 }

@@ -1,5 +1,6 @@
 /*
- * The small-message path of Bcast, Reduce and Allreduce (src/coll/small.c):
+ * The small-message path of Bcast, Reduce, Allreduce, Gather and Scatter
+ * (src/coll/small.c):
  * a call of a few bytes of a predefined datatype takes it from its second
  * call of a shape on (the first one's choice of algorithm is remembered).
  * Every case runs several times in a row, so that both paths run, and
@@ -12,7 +13,10 @@
  *    aligned one;
  *  - shapes that alternate between small and large calls, and blocking
  *    calls while nonblocking ones are outstanding;
- *  - bad arguments after the path was taken (ERRORS_RETURN: the classes).
+ *  - Gather and Scatter of blocks of those types, every root, in place and
+ *    not, some ranks describing their blocks with a derived datatype;
+ *  - truncation found on the path, and bad arguments after it was taken
+ *    (ERRORS_RETURN: the classes).
  *
  * usage: coll_small
  */
@@ -249,6 +253,92 @@ static void bcasts(const struct type *t, int count, bool misalign)
         }
 }
 
+/* Gather and Scatter of count elements of t per block, every root, in
+ * place at the root and not; derived: this rank describes its blocks with a
+ * contiguous derived datatype (the general path) while others use t. */
+static void blocks(const struct type *t, int count, bool derived)
+{
+    MPI_Datatype dt = t->dt;
+    if (derived) {
+        MPI_Type_contiguous(1, t->dt, &dt);
+        MPI_Type_commit(&dt);
+    }
+    enum { MAXN = 64 };
+    static _Alignas(16) char all[MAXN * 32], mine[32];
+    size_t block = (size_t)count * t->size;
+    for (int root = 0; root < np; root++)
+        for (int in_place = 0; in_place < 2; in_place++)
+            for (int rep = 0; rep < REPEAT; rep++) {
+                bool ip = in_place && me == root;
+                /* Gather: block r of the root's buffer is rank r's. */
+                for (int i = 0; i < count; i++)
+                    store(t, mine, i, value(me, i + rep));
+                for (int r = 0; r < np; r++)
+                    for (int i = 0; i < count; i++)
+                        store(t, all + (size_t)r * block, i,
+                              ip && r == me ? value(me, i + rep) : -1);
+                int rc = MPI_Gather(ip ? MPI_IN_PLACE : mine, count, dt, all, count, dt, root,
+                                    MPI_COMM_WORLD);
+                CHECK(rc == MPI_SUCCESS, "Gather %s: rc %d", t->name, rc);
+                if (me == root)
+                    for (int r = 0; r < np; r++)
+                        for (int i = 0; i < count; i++) {
+                            char want[8];
+                            store(t, want, 0, value(r, i + rep));
+                            CHECK(load(t, all + (size_t)r * block, i) == load(t, want, 0),
+                                  "Gather %s count %d root %d%s rep %d: block %d [%d] = %lld, "
+                                  "want %lld",
+                                  t->name, count, root, ip ? " in place" : "", rep, r, i,
+                                  (long long)load(t, all + (size_t)r * block, i),
+                                  (long long)load(t, want, 0));
+                        }
+                /* Scatter: block r of the root's buffer goes to rank r. */
+                for (int r = 0; r < np; r++)
+                    for (int i = 0; i < count; i++)
+                        store(t, all + (size_t)r * block, i, value(r, i + rep + root));
+                for (int i = 0; i < count; i++)
+                    store(t, mine, i, -1);
+                rc = MPI_Scatter(all, count, dt, ip ? MPI_IN_PLACE : mine, count, dt, root,
+                                 MPI_COMM_WORLD);
+                CHECK(rc == MPI_SUCCESS, "Scatter %s: rc %d", t->name, rc);
+                const char *got = ip ? all + (size_t)me * block : mine;
+                for (int i = 0; i < count; i++) {
+                    char want[8];
+                    store(t, want, 0, value(me, i + rep + root));
+                    CHECK(load(t, got, i) == load(t, want, 0),
+                          "Scatter %s count %d root %d%s rep %d: [%d] = %lld, want %lld", t->name,
+                          count, root, ip ? " in place" : "", rep, i, (long long)load(t, got, i),
+                          (long long)load(t, want, 0));
+                }
+            }
+    if (derived)
+        MPI_Type_free(&dt);
+}
+
+/* Truncation found on the small path: a rank receives fewer elements than
+ * were sent to it (Scatter), the root fewer than a rank sent (Gather). */
+static void truncation(void)
+{
+    if (np < 2)
+        return;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int all[2 * 64], two[2] = {me, me}, cls;
+    for (int rep = 0; rep < 3; rep++) {
+        bool short_one = rep == 2;
+        int rc = MPI_Scatter(all, 2, MPI_INT, two, short_one && me == 1 ? 1 : 2, MPI_INT, 0,
+                             MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == (short_one && me == 1 ? MPI_ERR_TRUNCATE : MPI_SUCCESS),
+              "Scatter truncation rep %d: class %d", rep, cls);
+        rc = MPI_Gather(two, short_one && me == 1 ? 2 : 1, MPI_INT, all, 1, MPI_INT, 0,
+                        MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == (short_one && me == 0 ? MPI_ERR_TRUNCATE : MPI_SUCCESS),
+              "Gather truncation rep %d: class %d", rep, cls);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 /* Small and large calls of one kind in turn, and blocking calls while
  * nonblocking ones are outstanding. */
 static void mixed(void)
@@ -340,8 +430,11 @@ int main(int argc, char **argv)
                         reductions(t, (enum which)w, count, mis && (me & 1));
             for (int mis = 0; mis < 2; mis++)
                 bcasts(t, count, mis && (me & 1));
+            for (int derived = 0; derived < 2; derived++)
+                blocks(t, count, derived && (me & 1));
         }
     }
+    truncation();
     mixed();
     errors();
     int total;
