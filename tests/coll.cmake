@@ -155,7 +155,8 @@ coll_expect(coll_types_copy_order_syn_2x2x8 --out "^coll_types: 64 ranks ok$"
 coll_expect(coll_numa_copy_order_syn_2x2x8_by_numa --out "^coll_numa: 64 ranks ok$"
             -- env HWLOC_SYNTHETIC=${SYN_A} ${CRUN} --map-by numa -n 64 ${MPIBIN}/coll_numa quick)
 
-# The small-message path of Bcast, Reduce, Allreduce, Gather and Scatter
+# The small-message path of Bcast, Reduce, Allreduce, Gather, Scatter,
+# Allgather and Alltoall
 # (src/coll/small.c):
 # every op and type it takes, in place, every root, members on different
 # paths in one call, alternation with large and nonblocking calls, errors.

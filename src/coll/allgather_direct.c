@@ -43,23 +43,29 @@ static int allgather(struct coll_ctx *x)
         if (!p) {
             e = x->err;
             coll_peer_release(x, r);
-        } else if (p->copied_in) {
-            e = coll_unpack(x, coll_recv_block(x->kind, a, r), coll_post_cell(p, p->nbytes),
-                            p->nbytes);
         } else {
-            struct coll_block d = coll_recv_block(x->kind, a, r);
-            struct coll_block s = p->args.in_place
-                                      ? coll_recv_block(x->kind, &p->args, r)
-                                      : coll_send_block(x->kind, &p->args, p->args.sbuf, r);
-            s.buf = p->data; /* the block itself, or a nonblocking caller's copy */
-            e = coll_copy(x, (void *)d.buf, d.count, d.type, s.buf, s.count, s.type);
-            coll_read_done(x, p, r);
+            e = coll_allgather_direct_receive(x, r, p);
         }
         if (e && !rc)
             rc = e;
     }
     coll_await_reads(x, mine);
     return rc;
+}
+
+int coll_allgather_direct_receive(struct coll_ctx *x, int r, const struct coll_post *p)
+{
+    const struct loom_coll_args *a = x->a;
+    if (p->copied_in)
+        return coll_unpack(x, coll_recv_block(x->kind, a, r), coll_post_cell(p, p->nbytes),
+                           p->nbytes);
+    struct coll_block d = coll_recv_block(x->kind, a, r);
+    struct coll_block s = p->args.in_place ? coll_recv_block(x->kind, &p->args, r)
+                                           : coll_send_block(x->kind, &p->args, p->args.sbuf, r);
+    s.buf = p->data; /* the block itself, or a nonblocking caller's copy */
+    int e = coll_copy(x, (void *)d.buf, d.count, d.type, s.buf, s.count, s.type);
+    coll_read_done(x, p, r);
+    return e;
 }
 
 int coll_allgather_direct(struct coll_ctx *x)

@@ -48,28 +48,36 @@ static int alltoall(struct coll_ctx *x)
         if (!p) {
             e = x->err;
             coll_peer_release(x, r);
-        } else if (p->copied_in) {
-            e = coll_unpack(x, coll_recv_block(x->kind, a, r),
-                            coll_post_cell(p, p->nbytes * (size_t)n) + (size_t)me * p->nbytes,
-                            p->nbytes);
         } else {
-            struct coll_block d = coll_recv_block(x->kind, a, r);
-            struct coll_block s;
-            if (p->args.in_place) {
-                s = coll_recv_block(x->kind, &p->args, me);
-                s.buf = (const char *)p->data + ((const char *)s.buf - (const char *)p->args.rbuf);
-            } else {
-                s = coll_send_block(x->kind, &p->args, p->data, me);
-            }
-            e = coll_copy(x, (void *)d.buf, d.count, d.type, s.buf, s.count, s.type);
-            if (r != me)
-                coll_read_done(x, p, r);
+            e = coll_alltoall_direct_receive(x, r, p);
         }
         if (e && !rc)
             rc = e;
     }
     coll_await_reads(x, mine);
     return rc;
+}
+
+int coll_alltoall_direct_receive(struct coll_ctx *x, int r, const struct coll_post *p)
+{
+    const struct loom_coll_args *a = x->a;
+    int me = x->rank;
+    if (p->copied_in)
+        return coll_unpack(x, coll_recv_block(x->kind, a, r),
+                           coll_post_cell(p, p->nbytes * (size_t)x->size) + (size_t)me * p->nbytes,
+                           p->nbytes);
+    struct coll_block d = coll_recv_block(x->kind, a, r);
+    struct coll_block s;
+    if (p->args.in_place) {
+        s = coll_recv_block(x->kind, &p->args, me);
+        s.buf = (const char *)p->data + ((const char *)s.buf - (const char *)p->args.rbuf);
+    } else {
+        s = coll_send_block(x->kind, &p->args, p->data, me);
+    }
+    int e = coll_copy(x, (void *)d.buf, d.count, d.type, s.buf, s.count, s.type);
+    if (r != me)
+        coll_read_done(x, p, r);
+    return e;
 }
 
 int coll_alltoall_direct(struct coll_ctx *x)

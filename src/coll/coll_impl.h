@@ -473,6 +473,9 @@ int coll_bcast_direct_receive(struct coll_ctx *x, const struct coll_post *p);
 int coll_gather_direct_receive(struct coll_ctx *x, int r, struct coll_block d,
                                const struct coll_post *p);
 int coll_scatter_direct_receive(struct coll_ctx *x, const struct coll_post *p);
+/* allgather/direct's and alltoall/direct's part for member r's post p. */
+int coll_allgather_direct_receive(struct coll_ctx *x, int r, const struct coll_post *p);
+int coll_alltoall_direct_receive(struct coll_ctx *x, int r, const struct coll_post *p);
 
 typedef int (*coll_fn)(struct coll_ctx *x);
 /* Predicted time in seconds; negative: not applicable to this call. */

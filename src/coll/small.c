@@ -3,9 +3,9 @@
  * and Allreduce of at most COLL_INLINE bytes of a predefined contiguous
  * datatype (and a predefined op), once the selector has chosen the copy-in
  * algorithm for calls of this shape (its memo: bcast/direct,
- * reduce/direct, allreduce/allread); and Gather and Scatter of blocks of
- * predefined contiguous datatypes that travel copied in (gather/direct,
- * scatter/direct). The data travels in the first line of
+ * reduce/direct, allreduce/allread); and Gather, Scatter, Allgather and
+ * Alltoall of blocks of predefined contiguous datatypes that travel copied
+ * in (their direct algorithms). The data travels in the first line of
  * the posts as those algorithms' small case does, with the same posts,
  * flags, fold order and mismatch checks, so that members on either path
  * meet; what it skips is the general path's work around them: the context
@@ -223,6 +223,65 @@ static int scatter(struct coll_ctx *x, const void *sbuf, size_t sb, void *rbuf, 
     return MPI_SUCCESS;
 }
 
+/* Allgather: each copies its block into its post and every other member's
+ * out, in coll_peer() order as allgather/direct. */
+static int allgather(struct coll_ctx *x, const void *sbuf, void *rbuf, size_t rb, bool in_place)
+{
+    int n = x->size, me = x->rank, rc = MPI_SUCCESS;
+    char *own = (char *)rbuf + (size_t)me * rb;
+    publish(x, in_place ? own : sbuf, rb, true);
+    if (!in_place && rb)
+        memcpy(own, sbuf, rb);
+    for (int k = 1; k < n; k++) {
+        int r = coll_peer(x->sh, me, k);
+        const struct coll_post *p = coll_peer_post(x, r);
+        int e = MPI_SUCCESS;
+        if (!p) {
+            e = x->err;
+            coll_peer_release(x, r);
+        } else if (p->copied_in && p->nbytes == rb) {
+            if (rb)
+                memcpy((char *)rbuf + (size_t)r * rb, coll_post_cell(p, rb), rb);
+        } else {
+            e = coll_allgather_direct_receive(x, r, p); /* another size there */
+        }
+        if (e && !rc)
+            rc = e;
+    }
+    return rc;
+}
+
+/* Alltoall: each copies its n blocks into its post (in place: before any is
+ * overwritten) and its block of every post out, as alltoall/direct. */
+static int alltoall(struct coll_ctx *x, const void *sbuf, void *rbuf, size_t rb, bool in_place)
+{
+    int n = x->size, me = x->rank, rc = MPI_SUCCESS;
+    struct coll_post *mine = coll_publish_cell(x);
+    if (rb)
+        memcpy(coll_post_cell(mine, rb * (size_t)n), in_place ? rbuf : sbuf, rb * (size_t)n);
+    mine->nbytes = rb;
+    mine->copied_in = true;
+    coll_publish_done(x, mine, true);
+    for (int k = 0; k < n; k++) {
+        int r = coll_peer(x->sh, me, k);
+        const struct coll_post *p = r == me ? mine : coll_peer_post(x, r);
+        int e = MPI_SUCCESS;
+        if (!p) {
+            e = x->err;
+            coll_peer_release(x, r);
+        } else if (p->copied_in && p->nbytes == rb) {
+            if (rb)
+                memcpy((char *)rbuf + (size_t)r * rb,
+                       coll_post_cell(p, rb * (size_t)n) + (size_t)me * rb, rb);
+        } else {
+            e = coll_alltoall_direct_receive(x, r, p); /* another size there */
+        }
+        if (e && !rc)
+            rc = e;
+    }
+    return rc;
+}
+
 static bool plain(const struct loom_type *t)
 {
     return !t || (t->predefined && t->contig);
@@ -237,17 +296,29 @@ int loom_coll_small_blocks(struct loom_comm *c, enum loom_coll_kind kind, const 
     if (!sh || sh->size == 1 || !plain(stype) || !plain(rtype))
         return LOOM_COLL_GENERAL;
     size_t sb = stype ? scount * stype->size : 0, rb = rtype ? rcount * rtype->size : 0;
-    bool at_root = c->rank == root;
+    /* Both sides significant: the root; every member of Allgather and
+     * Alltoall (root 0). */
+    bool at_root = c->rank == root || kind == LOOM_COLL_ALLGATHER || kind == LOOM_COLL_ALLTOALL;
     if (at_root && stype && rtype && sb != rb)
         return LOOM_COLL_GENERAL; /* the general path says what is wrong */
-    if (kind == LOOM_COLL_GATHER ? !at_root && sb > COLL_INLINE
-                                 : at_root && sb * (size_t)sh->size > COLL_CELL)
+    size_t n = (size_t)sh->size;
+    bool fits = kind == LOOM_COLL_GATHER      ? at_root || sb <= COLL_INLINE
+                : kind == LOOM_COLL_SCATTER   ? !at_root || sb * n <= COLL_CELL
+                : kind == LOOM_COLL_ALLGATHER ? rb <= COLL_INLINE
+                                              : rb * n <= COLL_CELL;
+    if (!fits)
         return LOOM_COLL_GENERAL;
     struct coll_member *me = &sh->m[c->rank];
     const struct coll_algorithm *alg =
         coll_memo_lookup(me, kind, 0, root, coll_memo_flags(NULL, rtype, false));
     int par = (int)((me->seq + 1) % COLL_RING);
-    coll_fn want = kind == LOOM_COLL_GATHER ? coll_gather_direct : coll_scatter_direct;
+    static const coll_fn direct[LOOM_COLL_NKINDS] = {
+        [LOOM_COLL_GATHER] = coll_gather_direct,
+        [LOOM_COLL_SCATTER] = coll_scatter_direct,
+        [LOOM_COLL_ALLGATHER] = coll_allgather_direct,
+        [LOOM_COLL_ALLTOALL] = coll_alltoall_direct,
+    };
+    coll_fn want = direct[kind];
     if (!alg || alg->run != want || me->nb_running || me->held[par] || me->exposed[par])
         return LOOM_COLL_GENERAL;
     struct loom_coll_args a = {.sbuf = sbuf,
@@ -264,8 +335,12 @@ int loom_coll_small_blocks(struct loom_comm *c, enum loom_coll_kind kind, const 
         return rc;
     if (kind == LOOM_COLL_GATHER)
         rc = gather(&x, sbuf, sb, rbuf, rb, in_place);
-    else
+    else if (kind == LOOM_COLL_SCATTER)
         rc = scatter(&x, sbuf, sb, rbuf, rb, in_place);
+    else if (kind == LOOM_COLL_ALLGATHER)
+        rc = allgather(&x, sbuf, rbuf, rb, in_place);
+    else
+        rc = alltoall(&x, sbuf, rbuf, rb, in_place);
     coll_finish(sh, x.rank, x.seq);
     *why = x.why;
     return rc;

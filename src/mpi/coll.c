@@ -208,8 +208,9 @@ static struct loom_type *small_side(const void *buf, int count, MPI_Datatype typ
     return t;
 }
 
-/* Blocking Gather and Scatter try loom_coll_small_blocks() first, as the
- * reductions try_small(): with the significant sides plainly good. */
+/* Blocking Gather, Scatter, Allgather and Alltoall try
+ * loom_coll_small_blocks() first, as the reductions try_small(): with the
+ * significant sides plainly good. */
 static int try_small_blocks(const char *fn, MPI_Comm comm, enum loom_coll_kind kind,
                             const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root)
@@ -218,14 +219,16 @@ static int try_small_blocks(const char *fn, MPI_Comm comm, enum loom_coll_kind k
     if (!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED ||
         (unsigned)root >= (unsigned)c->sh->size)
         return LOOM_COLL_GENERAL;
-    bool at_root = c->rank == root, gather = kind == LOOM_COLL_GATHER;
-    bool in_place = at_root && (gather ? sendbuf : recvbuf) == MPI_IN_PLACE;
+    /* Allgather and Alltoall (root 0): both sides everywhere. */
+    bool scatter = kind == LOOM_COLL_SCATTER, gather = kind == LOOM_COLL_GATHER;
+    bool at_root = (!scatter && !gather) || c->rank == root;
+    bool in_place = at_root && (scatter ? recvbuf : sendbuf) == MPI_IN_PLACE;
     struct loom_type *st = NULL, *rt = NULL;
-    if (gather ? !in_place : at_root) {
+    if (scatter ? at_root : !in_place) {
         if (!(st = small_side(sendbuf, sendcount, sendtype)))
             return LOOM_COLL_GENERAL;
     }
-    if (gather ? at_root : !in_place) {
+    if (gather ? at_root : scatter ? !in_place : true) {
         if (!(rt = small_side(recvbuf, recvcount, recvtype)))
             return LOOM_COLL_GENERAL;
     }
@@ -611,6 +614,10 @@ LOOM_MPI_ALIAS(Iscatterv);
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    int rc = try_small_blocks("MPI_Allgather", comm, LOOM_COLL_ALLGATHER, sendbuf, sendcount,
+                              sendtype, recvbuf, recvcount, recvtype, 0);
+    if (rc != LOOM_COLL_GENERAL)
+        return rc;
     return all("MPI_Allgather", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
                NULL, recvtype, comm, LOOM_COLL_ALLGATHER, NULL);
 }
@@ -649,6 +656,10 @@ LOOM_MPI_ALIAS(Iallgatherv);
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    int rc = try_small_blocks("MPI_Alltoall", comm, LOOM_COLL_ALLTOALL, sendbuf, sendcount,
+                              sendtype, recvbuf, recvcount, recvtype, 0);
+    if (rc != LOOM_COLL_GENERAL)
+        return rc;
     return all("MPI_Alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
                NULL, recvtype, comm, LOOM_COLL_ALLTOALL, NULL);
 }

@@ -1,6 +1,6 @@
 /*
- * The small-message path of Bcast, Reduce, Allreduce, Gather and Scatter
- * (src/coll/small.c):
+ * The small-message path of Bcast, Reduce, Allreduce, Gather, Scatter,
+ * Allgather and Alltoall (src/coll/small.c):
  * a call of a few bytes of a predefined datatype takes it from its second
  * call of a shape on (the first one's choice of algorithm is remembered).
  * Every case runs several times in a row, so that both paths run, and
@@ -13,8 +13,9 @@
  *    aligned one;
  *  - shapes that alternate between small and large calls, and blocking
  *    calls while nonblocking ones are outstanding;
- *  - Gather and Scatter of blocks of those types, every root, in place and
- *    not, some ranks describing their blocks with a derived datatype;
+ *  - Gather, Scatter, Allgather and Alltoall of blocks of those types,
+ *    every root, in place and not, some ranks describing their blocks with
+ *    a derived datatype;
  *  - truncation found on the path, and bad arguments after it was taken
  *    (ERRORS_RETURN: the classes).
  *
@@ -311,6 +312,51 @@ static void blocks(const struct type *t, int count, bool derived)
                           (long long)load(t, want, 0));
                 }
             }
+    for (int in_place = 0; in_place < 2; in_place++)
+        for (int rep = 0; rep < REPEAT; rep++) {
+            /* Allgather: block r is rank r's everywhere. */
+            for (int i = 0; i < count; i++)
+                store(t, mine, i, value(me, i + rep));
+            for (int r = 0; r < np; r++)
+                for (int i = 0; i < count; i++)
+                    store(t, all + (size_t)r * block, i,
+                          in_place && r == me ? value(me, i + rep) : -1);
+            int rc = MPI_Allgather(in_place ? MPI_IN_PLACE : mine, count, dt, all, count, dt,
+                                   MPI_COMM_WORLD);
+            CHECK(rc == MPI_SUCCESS, "Allgather %s: rc %d", t->name, rc);
+            for (int r = 0; r < np; r++)
+                for (int i = 0; i < count; i++) {
+                    char want[8];
+                    store(t, want, 0, value(r, i + rep));
+                    CHECK(load(t, all + (size_t)r * block, i) == load(t, want, 0),
+                          "Allgather %s count %d%s rep %d: block %d [%d] = %lld, want %lld",
+                          t->name, count, in_place ? " in place" : "", rep, r, i,
+                          (long long)load(t, all + (size_t)r * block, i),
+                          (long long)load(t, want, 0));
+                }
+            /* Alltoall: rank r's block j goes to rank j's block r. */
+            static _Alignas(16) char out[MAXN * 32];
+            char *dst = in_place ? all : out;
+            for (int j = 0; j < np; j++)
+                for (int i = 0; i < count; i++) {
+                    store(t, all + (size_t)j * block, i, value(me * np + j, i + rep));
+                    if (!in_place)
+                        store(t, out + (size_t)j * block, i, -1);
+                }
+            rc = MPI_Alltoall(in_place ? MPI_IN_PLACE : all, count, dt, dst, count, dt,
+                              MPI_COMM_WORLD);
+            CHECK(rc == MPI_SUCCESS, "Alltoall %s: rc %d", t->name, rc);
+            for (int r = 0; r < np; r++)
+                for (int i = 0; i < count; i++) {
+                    char want[8];
+                    store(t, want, 0, value(r * np + me, i + rep));
+                    CHECK(load(t, dst + (size_t)r * block, i) == load(t, want, 0),
+                          "Alltoall %s count %d%s rep %d: block %d [%d] = %lld, want %lld", t->name,
+                          count, in_place ? " in place" : "", rep, r, i,
+                          (long long)load(t, dst + (size_t)r * block, i),
+                          (long long)load(t, want, 0));
+                }
+        }
     if (derived)
         MPI_Type_free(&dt);
 }
