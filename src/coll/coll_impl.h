@@ -209,6 +209,33 @@ struct coll_ctx {
 int coll_ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
                    struct coll_ctx *x, const char **why);
 
+/* coll_ctx_begin() with the state at hand: the blocking call x of member
+ * `rank`, of kind with arguments a, takes its seq and records it. */
+static inline void coll_ctx_init(struct coll_ctx *x, struct coll_shared *sh, int rank,
+                                 enum loom_coll_kind kind, const struct loom_coll_args *a)
+{
+    struct coll_member *me = &sh->m[rank];
+    x->sh = sh;
+    x->me = me;
+    x->rank = rank;
+    x->size = sh->size;
+    x->kind = kind;
+    x->a = a;
+    x->ws = &me->ws;
+    x->nonblocking = false;
+    x->why = NULL;
+    x->err = MPI_SUCCESS;
+    x->seq = ++me->seq;
+    /* A seqlock's write: a reader that sees seq before and after sees its
+     * kind and root. */
+    struct coll_call *rec = &me->calls[x->seq % COLL_RING];
+    atomic_store_explicit(&rec->seq, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&rec->kind, (int)kind, memory_order_relaxed);
+    atomic_store_explicit(&rec->root, a->root, memory_order_relaxed);
+    atomic_store_explicit(&rec->seq, x->seq, memory_order_release);
+}
+
 /* ---- synchronization (core.c) ---- */
 
 /* The post this call uses. */

@@ -887,24 +887,7 @@ int coll_ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct l
         *why = "out of memory for the communicator's collective state";
         return MPI_ERR_NO_MEM;
     }
-    *x = (struct coll_ctx){
-        .sh = sh,
-        .me = &sh->m[c->rank],
-        .rank = c->rank,
-        .size = sh->size,
-        .kind = kind,
-        .a = a,
-        .ws = &sh->m[c->rank].ws,
-    };
-    x->seq = ++x->me->seq;
-    /* A seqlock's write: a reader that sees seq before and after sees its
-     * kind and root. */
-    struct coll_call *rec = &x->me->calls[coll_ring_index(x)];
-    atomic_store_explicit(&rec->seq, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&rec->kind, (int)kind, memory_order_relaxed);
-    atomic_store_explicit(&rec->root, a->root, memory_order_relaxed);
-    atomic_store_explicit(&rec->seq, x->seq, memory_order_release);
+    coll_ctx_init(x, sh, c->rank, kind, a);
     return MPI_SUCCESS;
 }
 

@@ -222,7 +222,7 @@ static const unsigned char op_groups[LOOM_NUM_PREDEFINED_OPS + 1] = {
 #undef OP_GROUPS
 };
 
-static struct loom_op predefined[LOOM_NUM_PREDEFINED_OPS + 1] = {
+struct loom_op loom_pre_ops[LOOM_NUM_PREDEFINED_OPS + 1] = {
 #define OP_OBJECT(op, g)                                                                           \
     [N_##op] = {.refs = 1, .handle = MPI_##op, .number = N_##op, .commutative = true, .owner = -1},
     OPS(OP_OBJECT)
@@ -321,11 +321,11 @@ static const struct kernel kernels[LOOM_NUM_PREDEFINED_OPS + 1][NCT] = {
 
 /* ---- objects and handles ---- */
 
-struct loom_op *loom_op_get(MPI_Op h)
+struct loom_op *loom_op_get_slow(MPI_Op h)
 {
     if (loom_handle_is_builtin(h, LOOM_KIND_OP)) {
         unsigned n = LOOM_HANDLE_INDEX(h);
-        return n >= 1 && n <= LOOM_NUM_PREDEFINED_OPS ? &predefined[n] : NULL;
+        return n >= 1 && n <= LOOM_NUM_PREDEFINED_OPS ? &loom_pre_ops[n] : NULL;
     }
     return loom_handle_get(LOOM_KIND_OP, h);
 }
@@ -582,12 +582,10 @@ static void reduce3_user_into_a(const struct loom_op *op, const void *a, const v
     free(tmp);
 }
 
-/* loom_op_kernels_for()'s answers, by op number and predefined type index
- * (no align: none). */
-static struct loom_op_kernels kernel_table[LOOM_NUM_PREDEFINED_OPS + 1]
-                                          [LOOM_NUM_PREDEFINED_TYPES + 1];
+struct loom_op_kernels loom_op_kernel_table[LOOM_NUM_PREDEFINED_OPS + 1]
+                                           [LOOM_NUM_PREDEFINED_TYPES + 1];
+_Atomic bool loom_op_kernel_table_ready;
 static pthread_once_t kernel_table_once = PTHREAD_ONCE_INIT;
-static _Atomic bool kernel_table_ready;
 
 static void kernel_table_init(void)
 {
@@ -604,21 +602,15 @@ static void kernel_table_init(void)
                 continue;
             enum ctype ct;
             const struct kernel *kn = kernel_of(op, t, &ct);
-            kernel_table[o][i] = (struct loom_op_kernels){kn->two, kn->three, ct_align[ct]};
+            loom_op_kernel_table[o][i] = (struct loom_op_kernels){kn->two, kn->three, ct_align[ct]};
         }
     }
-    atomic_store_explicit(&kernel_table_ready, true, memory_order_release);
+    atomic_store_explicit(&loom_op_kernel_table_ready, true, memory_order_release);
 }
 
-const struct loom_op_kernels *loom_op_kernels_for(const struct loom_op *op,
-                                                  const struct loom_type *t)
+void loom_op_kernel_table_build(void)
 {
-    if (LOOM_UNLIKELY(!atomic_load_explicit(&kernel_table_ready, memory_order_acquire)))
-        pthread_once(&kernel_table_once, kernel_table_init);
-    if (!op->number || !t->predefined)
-        return NULL;
-    const struct loom_op_kernels *k = &kernel_table[op->number][LOOM_HANDLE_INDEX(t->handle)];
-    return k->align ? k : NULL;
+    pthread_once(&kernel_table_once, kernel_table_init);
 }
 
 void loom_op_reduce3(const struct loom_op *op, const void *a, const void *b, void *out,

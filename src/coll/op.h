@@ -37,8 +37,17 @@ struct loom_op {
     int owner;             /* user ops: world rank of the creator (-1 outside a job) */
 };
 
-/* The op behind a handle, or NULL when h is MPI_OP_NULL, not an op, or freed. */
-struct loom_op *loom_op_get(MPI_Op h);
+/* The op behind a handle, or NULL when h is MPI_OP_NULL, not an op, or freed
+ * (inline for the predefined ops). */
+struct loom_op *loom_op_get_slow(MPI_Op h);
+extern struct loom_op loom_pre_ops[LOOM_NUM_PREDEFINED_OPS + 1];
+static inline struct loom_op *loom_op_get(MPI_Op h)
+{
+    unsigned n = LOOM_HANDLE_INDEX(h);
+    if (LOOM_LIKELY(loom_handle_is_builtin(h, LOOM_KIND_OP) && n - 1u < LOOM_NUM_PREDEFINED_OPS))
+        return &loom_pre_ops[n];
+    return loom_op_get_slow(h);
+}
 
 /* Keeps a user op alive across a pending operation; release drops the
  * reference (and frees an op whose handle was freed). Predefined ops ignore both. */
@@ -92,9 +101,23 @@ struct loom_op_kernels {
 };
 /* The kernels for op on t when op is predefined, computes (not REPLACE or
  * NO_OP) and is defined for t (loom_op_problem), and t is predefined,
- * contiguous and not empty; else NULL. A table look-up. */
-const struct loom_op_kernels *loom_op_kernels_for(const struct loom_op *op,
-                                                  const struct loom_type *t);
+ * contiguous and not empty; else NULL. A look-up in a table by op and type
+ * (an entry with align 0: none), built on first use. */
+extern struct loom_op_kernels loom_op_kernel_table[LOOM_NUM_PREDEFINED_OPS + 1]
+                                                  [LOOM_NUM_PREDEFINED_TYPES + 1];
+extern _Atomic bool loom_op_kernel_table_ready;
+void loom_op_kernel_table_build(void);
+static inline const struct loom_op_kernels *loom_op_kernels_for(const struct loom_op *op,
+                                                                const struct loom_type *t)
+{
+    if (LOOM_UNLIKELY(!atomic_load_explicit(&loom_op_kernel_table_ready, memory_order_acquire)))
+        loom_op_kernel_table_build();
+    if (!op->number || !t->predefined)
+        return NULL;
+    const struct loom_op_kernels *k =
+        &loom_op_kernel_table[op->number][LOOM_HANDLE_INDEX(t->handle)];
+    return k->align ? k : NULL;
+}
 
 /* out = a op b (a is the left operand: the lower rank's data), for count
  * elements of a type whose elements lie back to back (t predefined or

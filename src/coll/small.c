@@ -143,9 +143,8 @@ int loom_coll_small(struct loom_comm *c, enum loom_coll_kind kind, const void *i
                                .op = op,
                                .root = root};
     struct coll_ctx x;
-    int rc = coll_ctx_begin(c, kind, &a, &x, why);
-    if (rc)
-        return rc;
+    coll_ctx_init(&x, sh, c->rank, kind, &a);
+    int rc;
     if (kind == LOOM_COLL_BCAST)
         rc = bcast(&x, out, nb, root);
     else if (kind == LOOM_COLL_REDUCE)
@@ -330,9 +329,8 @@ int loom_coll_small_blocks(struct loom_comm *c, enum loom_coll_kind kind, const 
                                .root = root,
                                .in_place = in_place};
     struct coll_ctx x;
-    int rc = coll_ctx_begin(c, kind, &a, &x, why);
-    if (rc)
-        return rc;
+    coll_ctx_init(&x, sh, c->rank, kind, &a);
+    int rc;
     if (kind == LOOM_COLL_GATHER)
         rc = gather(&x, sbuf, sb, rbuf, rb, in_place);
     else if (kind == LOOM_COLL_SCATTER)

@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "util/common.h"
+#include "util/handle.h"
 
 struct loom_type_block {
     MPI_Aint off; /* from the element's start (the buffer pointer) */
@@ -49,8 +50,21 @@ struct loom_type {
 };
 
 /* The type behind a handle (predefined or user-defined), or NULL when h is
- * no datatype or a freed one. */
-struct loom_type *loom_type_get(MPI_Datatype h);
+ * no datatype or a freed one. Inline for the predefined types, which every
+ * message and collective call of most programs names: an index into their
+ * table once it is built. */
+struct loom_type *loom_type_get_slow(MPI_Datatype h);
+extern struct loom_type loom_pre_types[];
+extern _Atomic bool loom_pre_types_ready;
+static inline struct loom_type *loom_type_get(MPI_Datatype h)
+{
+    unsigned n = LOOM_HANDLE_INDEX(h);
+    if (LOOM_LIKELY(loom_handle_is_builtin(h, LOOM_KIND_DATATYPE) &&
+                    n - 1u < LOOM_NUM_PREDEFINED_TYPES &&
+                    atomic_load_explicit(&loom_pre_types_ready, memory_order_acquire)))
+        return &loom_pre_types[n];
+    return loom_type_get_slow(h);
+}
 
 /* Keeps t alive across a pending operation; release drops the reference
  * (and frees a user type whose handle was freed). Predefined types ignore both. */

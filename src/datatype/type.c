@@ -66,19 +66,19 @@ struct long_double_int {
 };
 
 #define NPRE (LOOM_NUM_PREDEFINED_TYPES + 1)
-static struct loom_type pre_types[NPRE];
+struct loom_type loom_pre_types[NPRE];
 static struct dt_priv pre_priv[NPRE];
 static struct loom_type_block pre_blocks[NPRE][2];
 static size_t pre_starts[NPRE][2];
 static pthread_once_t pre_once = PTHREAD_ONCE_INIT;
-static _Atomic bool pre_ready; /* pre_init ran: no pthread_once on each lookup */
+_Atomic bool loom_pre_types_ready; /* pre_init ran: no pthread_once on each lookup */
 static pthread_mutex_t pre_name_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void pre_set(MPI_Datatype h, const char *name, size_t size, size_t align, size_t first,
                     size_t second_off, size_t extent)
 {
     unsigned n = LOOM_HANDLE_INDEX(h);
-    struct loom_type *t = &pre_types[n];
+    struct loom_type *t = &loom_pre_types[n];
     struct dt_priv *p = &pre_priv[n];
     t->handle = h;
     t->committed = true;
@@ -170,17 +170,17 @@ static bool is_pair(int basic)
     return basic >= MPI_FLOAT_INT && basic <= MPI_LONG_DOUBLE_INT;
 }
 
-struct loom_type *loom_type_get(MPI_Datatype h)
+struct loom_type *loom_type_get_slow(MPI_Datatype h)
 {
     if (loom_handle_is_builtin(h, LOOM_KIND_DATATYPE)) {
         unsigned n = LOOM_HANDLE_INDEX(h);
         if (n == 0 || n > LOOM_NUM_PREDEFINED_TYPES)
             return NULL;
-        if (LOOM_UNLIKELY(!atomic_load_explicit(&pre_ready, memory_order_acquire))) {
+        if (LOOM_UNLIKELY(!atomic_load_explicit(&loom_pre_types_ready, memory_order_acquire))) {
             pthread_once(&pre_once, pre_init);
-            atomic_store_explicit(&pre_ready, true, memory_order_release);
+            atomic_store_explicit(&loom_pre_types_ready, true, memory_order_release);
         }
-        return &pre_types[n];
+        return &loom_pre_types[n];
     }
     return loom_handle_get(LOOM_KIND_DATATYPE, h);
 }
@@ -748,7 +748,7 @@ static MPI_Count elements_in(const struct loom_type *t, size_t rem)
         return 0;
     struct dt_priv *p = priv_of(t);
     if (t->basic && !is_pair(t->basic)) {
-        size_t bs = pre_types[LOOM_HANDLE_INDEX(t->basic)].size;
+        size_t bs = loom_pre_types[LOOM_HANDLE_INDEX(t->basic)].size;
         return rem % bs ? MPI_UNDEFINED : (MPI_Count)(rem / bs);
     }
     if (p->combiner == MPI_COMBINER_NAMED)
