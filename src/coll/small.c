@@ -111,25 +111,37 @@ static int bcast(struct coll_ctx *x, void *buf, size_t nb, int root)
     return MPI_SUCCESS;
 }
 
+/* The algorithm of each collective whose small case this path does. */
+static const coll_fn copy_in[LOOM_COLL_NKINDS] = {
+    [LOOM_COLL_BCAST] = coll_bcast_direct,          [LOOM_COLL_REDUCE] = coll_reduce_direct,
+    [LOOM_COLL_ALLREDUCE] = coll_allreduce_allread, [LOOM_COLL_GATHER] = coll_gather_direct,
+    [LOOM_COLL_SCATTER] = coll_scatter_direct,      [LOOM_COLL_ALLGATHER] = coll_allgather_direct,
+    [LOOM_COLL_ALLTOALL] = coll_alltoall_direct,
+};
+
+/* Whether member `rank` may take the path for a call of this shape: the
+ * selector chose the copy-in algorithm for it, no nonblocking call of the
+ * member runs and the post the call uses keeps nothing. */
+static bool may_take(const struct coll_shared *sh, int rank, enum loom_coll_kind kind,
+                     size_t nbytes, int root, int flags)
+{
+    const struct coll_member *me = &sh->m[rank];
+    const struct coll_algorithm *alg = coll_memo_lookup(me, kind, nbytes, root, flags);
+    int par = (int)((me->seq + 1) % COLL_RING);
+    return alg && alg->run == copy_in[kind] && !me->nb_running && !me->held[par] &&
+           !me->exposed[par];
+}
+
 int loom_coll_small(struct loom_comm *c, enum loom_coll_kind kind, const void *in, void *out,
                     size_t count, struct loom_type *t, struct loom_op *op, int root,
                     const char **why)
 {
-    static const coll_fn copy_in[LOOM_COLL_NKINDS] = {
-        [LOOM_COLL_BCAST] = coll_bcast_direct,
-        [LOOM_COLL_REDUCE] = coll_reduce_direct,
-        [LOOM_COLL_ALLREDUCE] = coll_allreduce_allread,
-    };
     struct coll_shared *sh =
         atomic_load_explicit((_Atomic(void *) *)&c->sh->coll, memory_order_acquire);
     size_t nb = count * t->size;
     if (!sh || sh->size == 1 || nb > COLL_INLINE || !t->predefined || !t->contig)
         return LOOM_COLL_GENERAL; /* (the first call creates the state) */
-    struct coll_member *me = &sh->m[c->rank];
-    const struct coll_algorithm *alg =
-        coll_memo_lookup(me, kind, nb, root, coll_memo_flags(op, t, false));
-    int par = (int)((me->seq + 1) % COLL_RING);
-    if (!alg || alg->run != copy_in[kind] || me->nb_running || me->held[par] || me->exposed[par])
+    if (!may_take(sh, c->rank, kind, nb, root, coll_memo_flags(op, t, false)))
         return LOOM_COLL_GENERAL;
     const struct loom_op_kernels *k = NULL;
     if (op && (!(k = loom_op_kernels_for(op, t)) || !aligned_to(out, k->align)))
@@ -307,18 +319,7 @@ int loom_coll_small_blocks(struct loom_comm *c, enum loom_coll_kind kind, const 
                                               : rb * n <= COLL_CELL;
     if (!fits)
         return LOOM_COLL_GENERAL;
-    struct coll_member *me = &sh->m[c->rank];
-    const struct coll_algorithm *alg =
-        coll_memo_lookup(me, kind, 0, root, coll_memo_flags(NULL, rtype, false));
-    int par = (int)((me->seq + 1) % COLL_RING);
-    static const coll_fn direct[LOOM_COLL_NKINDS] = {
-        [LOOM_COLL_GATHER] = coll_gather_direct,
-        [LOOM_COLL_SCATTER] = coll_scatter_direct,
-        [LOOM_COLL_ALLGATHER] = coll_allgather_direct,
-        [LOOM_COLL_ALLTOALL] = coll_alltoall_direct,
-    };
-    coll_fn want = direct[kind];
-    if (!alg || alg->run != want || me->nb_running || me->held[par] || me->exposed[par])
+    if (!may_take(sh, c->rank, kind, 0, root, coll_memo_flags(NULL, rtype, false)))
         return LOOM_COLL_GENERAL;
     struct loom_coll_args a = {.sbuf = sbuf,
                                .rbuf = rbuf,
