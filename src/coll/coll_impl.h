@@ -203,14 +203,10 @@ struct coll_ctx {
     int err;          /* its class, when coll_peer_post() failed */
 };
 
-/* Begins a call: its context, the communicator's collective state (created
- * on first use) and the call's place in the communicator's order (its seq,
- * recorded for coll_wait's mismatch check). */
-int coll_ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
-                   struct coll_ctx *x, const char **why);
-
-/* coll_ctx_begin() with the state at hand: the blocking call x of member
- * `rank`, of kind with arguments a, takes its seq and records it. */
+/* A call's context, with the communicator's collective state at hand: the
+ * blocking call x of member `rank`, of kind with arguments a, takes its seq
+ * (its place in the communicator's order) and records it for coll_wait's
+ * mismatch check. (core.c's ctx_begin() also creates the state.) */
 static inline void coll_ctx_init(struct coll_ctx *x, struct coll_shared *sh, int rank,
                                  enum loom_coll_kind kind, const struct loom_coll_args *a)
 {

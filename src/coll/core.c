@@ -879,8 +879,10 @@ const char *loom_coll_name(enum loom_coll_kind kind)
     return (unsigned)kind < LOOM_COLL_NKINDS ? names[kind] : "?";
 }
 
-int coll_ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
-                   struct coll_ctx *x, const char **why)
+/* Begins a call: its context, the communicator's collective state (created
+ * on first use) and the call's place in the communicator's order. */
+static int ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                     struct coll_ctx *x, const char **why)
 {
     struct coll_shared *sh = shared_get(c->sh);
     if (!sh) {
@@ -895,7 +897,7 @@ int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct lo
                   const char **why)
 {
     struct coll_ctx x;
-    int rc = coll_ctx_begin(c, kind, a, &x, why);
+    int rc = ctx_begin(c, kind, a, &x, why);
     if (rc)
         return rc;
     coll_drain(&x);
@@ -911,7 +913,7 @@ int loom_coll_start(struct loom_comm *c, enum loom_coll_kind kind, const struct 
                     struct LMPI_Request_s *req, const char **why)
 {
     struct coll_ctx x;
-    int rc = coll_ctx_begin(c, kind, a, &x, why);
+    int rc = ctx_begin(c, kind, a, &x, why);
     if (rc)
         return rc;
     rc = coll_start(&x, req);

@@ -150,54 +150,24 @@ static int run(const struct call *k, enum loom_coll_kind kind, const struct loom
     return MPI_SUCCESS;
 }
 
-/* Blocking Bcast, Reduce and Allreduce of a few bytes of a predefined
- * datatype try loom_coll_small() first, when their arguments are plainly
- * good: a communicator of an initialized rank, a count within the small
- * path's reach, a predefined datatype, a predefined op (loom_coll_small()
- * checks that it is defined for the datatype), a valid root and usable
- * buffers. Anything else, errors included, returns
- * LOOM_COLL_GENERAL here and goes the general way, which checks again and
- * raises the error. bcast: buf is the buffer (sendbuf unused). */
-static int try_small(const char *fn, MPI_Comm comm, enum loom_coll_kind kind, const void *sendbuf,
-                     void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root)
+/* The small-message paths (loom_coll_small(), loom_coll_small_blocks()) are
+ * tried first by blocking calls whose arguments are plainly good; anything
+ * else, errors included, returns LOOM_COLL_GENERAL here and goes the general
+ * way, which checks again and raises the error. */
+
+/* A communicator of an initialized rank with root among its ranks, or NULL. */
+static struct loom_comm *small_comm(MPI_Comm comm, int root)
 {
-    if ((unsigned)count > LOOM_COLL_SMALL_BYTES ||
-        !loom_handle_is_builtin(datatype, LOOM_KIND_DATATYPE))
-        return LOOM_COLL_GENERAL;
     struct loom_comm *c = loom_comm_lookup(comm);
     if (!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED ||
-        (unsigned)root >= (unsigned)c->sh->size || recvbuf == MPI_IN_PLACE)
-        return LOOM_COLL_GENERAL;
-    struct loom_type *t = loom_type_get(datatype);
-    if (!t || (count && !t->size))
-        return LOOM_COLL_GENERAL;
-    const void *in = recvbuf;
-    struct loom_op *o = NULL;
-    if (kind != LOOM_COLL_BCAST) {
-        bool recv_significant = kind == LOOM_COLL_ALLREDUCE || c->rank == root;
-        bool in_place = sendbuf == MPI_IN_PLACE;
-        if (!in_place)
-            in = sendbuf;
-        else if (!recv_significant)
-            return LOOM_COLL_GENERAL;
-        if (count && (!in || (recv_significant && (!recvbuf || (!in_place && in == recvbuf)))))
-            return LOOM_COLL_GENERAL;
-        o = loom_op_get(op); /* loom_coll_small() checks it applies to t */
-        if (!o || !o->number)
-            return LOOM_COLL_GENERAL;
-    } else if (count && !recvbuf) {
-        return LOOM_COLL_GENERAL;
-    }
-    const char *why = NULL;
-    int rc = loom_coll_small(c, kind, in, recvbuf, (size_t)count, t, o, root, &why);
-    if (rc > 0)
-        return loom_mpi_err(comm, rc, fn, "%s", why ? why : "failed");
-    return rc;
+        (unsigned)root >= (unsigned)c->sh->size)
+        return NULL;
+    return c;
 }
 
-/* A predefined datatype for the small path, or NULL (then the general path
- * checks count x type and buf and raises what is wrong). */
-static struct loom_type *small_side(const void *buf, int count, MPI_Datatype type)
+/* A predefined datatype for count x type at buf within the small paths'
+ * reach, or NULL. */
+static inline struct loom_type *small_side(const void *buf, int count, MPI_Datatype type)
 {
     if ((unsigned)count > LOOM_COLL_SMALL_BYTES ||
         !loom_handle_is_builtin(type, LOOM_KIND_DATATYPE))
@@ -208,16 +178,51 @@ static struct loom_type *small_side(const void *buf, int count, MPI_Datatype typ
     return t;
 }
 
-/* Blocking Gather, Scatter, Allgather and Alltoall try
- * loom_coll_small_blocks() first, as the reductions try_small(): with the
- * significant sides plainly good. */
+/* A small path's result: its error raised on comm, or MPI_SUCCESS, or
+ * LOOM_COLL_GENERAL. */
+static int small_result(MPI_Comm comm, const char *fn, int rc, const char *why)
+{
+    if (rc > 0)
+        return loom_mpi_err(comm, rc, fn, "%s", why ? why : "failed");
+    return rc;
+}
+
+/* Bcast, Reduce and Allreduce: a predefined datatype, a predefined op
+ * (loom_coll_small() checks that it is defined for the datatype), a valid
+ * root and usable buffers. bcast: recvbuf is the buffer (sendbuf unused). */
+static int try_small(const char *fn, MPI_Comm comm, enum loom_coll_kind kind, const void *sendbuf,
+                     void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root)
+{
+    bool in_place = kind != LOOM_COLL_BCAST && sendbuf == MPI_IN_PLACE;
+    const void *in = kind == LOOM_COLL_BCAST || in_place ? recvbuf : sendbuf;
+    struct loom_type *t = small_side(in, count, datatype);
+    struct loom_comm *c = t && recvbuf != MPI_IN_PLACE ? small_comm(comm, root) : NULL;
+    if (!c)
+        return LOOM_COLL_GENERAL;
+    struct loom_op *o = NULL;
+    if (kind != LOOM_COLL_BCAST) {
+        bool recv_significant = kind == LOOM_COLL_ALLREDUCE || c->rank == root;
+        if (in_place && !recv_significant)
+            return LOOM_COLL_GENERAL; /* MPI_IN_PLACE at a Reduce's non-root */
+        if (recv_significant && count && (!recvbuf || (!in_place && in == recvbuf)))
+            return LOOM_COLL_GENERAL;
+        o = loom_op_get(op);
+        if (!o || !o->number)
+            return LOOM_COLL_GENERAL;
+    }
+    const char *why = NULL;
+    int rc = loom_coll_small(c, kind, in, recvbuf, (size_t)count, t, o, root, &why);
+    return small_result(comm, fn, rc, why);
+}
+
+/* Gather, Scatter, Allgather and Alltoall: the significant sides within
+ * reach. */
 static int try_small_blocks(const char *fn, MPI_Comm comm, enum loom_coll_kind kind,
                             const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root)
 {
-    struct loom_comm *c = loom_comm_lookup(comm);
-    if (!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED ||
-        (unsigned)root >= (unsigned)c->sh->size)
+    struct loom_comm *c = small_comm(comm, root);
+    if (!c)
         return LOOM_COLL_GENERAL;
     /* Allgather and Alltoall (root 0): both sides everywhere. */
     bool scatter = kind == LOOM_COLL_SCATTER, gather = kind == LOOM_COLL_GATHER;
@@ -235,9 +240,7 @@ static int try_small_blocks(const char *fn, MPI_Comm comm, enum loom_coll_kind k
     const char *why = NULL;
     int rc = loom_coll_small_blocks(c, kind, sendbuf, (size_t)sendcount, st, recvbuf,
                                     (size_t)recvcount, rt, root, in_place, &why);
-    if (rc > 0)
-        return loom_mpi_err(comm, rc, fn, "%s", why ? why : "failed");
-    return rc;
+    return small_result(comm, fn, rc, why);
 }
 
 /* ---- entry points ------------------------------------------------------ */
