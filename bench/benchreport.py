@@ -212,7 +212,10 @@ BENCH_ORDER = ["startup", "latency", "bw", "bibw", "mbw_mr", "barrier", "bcast",
                "alltoallv", "alltoallw", "reduce", "allreduce", "reduce_scatter",
                "reduce_scatter_block", "scan", "exscan", "ibarrier", "ibcast", "ireduce",
                "iallreduce", "iallgather", "ialltoall", "igather", "iscatter", "memcpy",
-               "cacheline"]
+               "cacheline", "slotline", "floor_allreduce", "floor_bcast"]
+
+# Physical limits (mpi "limits"): reported in their own section, not plotted.
+LIMIT_BENCHES = ("memcpy", "cacheline", "slotline", "floor_allreduce", "floor_bcast")
 
 
 def bench_order(b):
@@ -311,10 +314,17 @@ def limits_section(data):
     cl = data.value("cacheline", 2, "hot", 64, "limits")
     rt = data.extra("cacheline", 2, "hot", 64, "limits", "round_trip_us")
     mpis = compared_mpis(data)
+    slot = data.value("slotline", 2, "hot", 8, "limits")
     if cl is not None:
         out.append("Cache-line round trip between two cores: **%.0f ns** "
                    "(one-way %.0f ns), the floor for any intra-node message.\n"
                    % ((rt or 2 * cl) * 1e3, cl * 1e3))
+        if slot is not None:
+            out.append("A message through a slot of the receiver's inbox, each direction in "
+                       "its own line, with no MPI work around it (`bench/slotline.c`): "
+                       "**%.0f ns** one-way, %.2f× the line's one-way time: what any protocol "
+                       "pays whose reply travels in another line than the request.\n"
+                       % (slot * 1e3, slot / cl))
         rows = []
         lat_sizes = [s for s in (0, 1, 8) if data.value("latency", 2, "hot", s, mpis[0] if mpis else "")
                      is not None or any(data.value("latency", 2, "hot", s, m) is not None for m in mpis)]
@@ -322,12 +332,39 @@ def limits_section(data):
             row = [fmt_size(s)]
             for m in mpis:
                 v = data.value("latency", 2, "hot", s, m)
-                row.append(NA if v is None else "%s µs = %.1f× one-way" % (fmt_val(v), v / cl))
+                cell = NA if v is None else "%s µs = %.1f× one-way" % (fmt_val(v), v / cl)
+                if v is not None and slot:
+                    cell += ", %.2f× slot" % (v / slot)
+                row.append(cell)
             rows.append(row)
         if rows:
-            out.append("Point-to-point latency (2 ranks) against the cache-line one-way time:\n")
+            out.append("Point-to-point latency (2 ranks) against the cache-line one-way time%s:\n"
+                       % (" and the inbox slot's" if slot else ""))
             out.append(md_table(["Size"] + [mpi_name(m) for m in mpis], rows))
             out.append("")
+    rows = []
+    subj = subject_of(data)
+    for coll in ("allreduce", "bcast"):
+        fl = data.value("floor_" + coll, 2, "hot", 8, "limits")
+        if fl is None:
+            continue
+        vals = {m: data.value(coll, 2, "hot", 8, m) for m in mpis}
+        others = [v for m, v in vals.items() if m != subj and v is not None]
+        row = [coll, fmt_val(fl)] + [NA if vals[m] is None else
+                                      "%s (%.2f×)" % (fmt_val(vals[m]), vals[m] / fl) for m in mpis]
+        row.append(NA if not others or vals.get(subj) is None else
+                   "%.2f" % (vals[subj] / min(others)))
+        rows.append(row)
+    if rows:
+        out.append("The OSU loop of an 8-byte collective on 2 ranks with no MPI at all "
+                   "(`bench/collfloor.c`: two pinned threads; the clock, the exchange through "
+                   "one line per thread, the clock, a two-flag barrier), against each MPI "
+                   "(µs, and × the floor). No MPI can measure below the floor; a target of "
+                   "x times the faster of the others is out of reach where x × its time is "
+                   "below the floor:\n")
+        out.append(md_table(["Collective", "floor"] + [mpi_name(m) for m in mpis] +
+                            ["%s / best" % mpi_name(subj)], rows))
+        out.append("")
     for mode in ("hot", "cold"):
         key = ("memcpy", 1, mode)
         if key not in data.raw:
@@ -434,7 +471,7 @@ def make_report(data, plots=None, title="Loom performance comparison"):
     out.append(limits_section(data) + "\n")
     out.append("## Results\n")
     for bench in data.benches():
-        if bench in ("memcpy", "cacheline"):
+        if bench in LIMIT_BENCHES:
             continue
         out.append(bench_section(data, bench, plots.get(bench)))
     out.append("## Unavailable or partial\n")
@@ -512,7 +549,7 @@ def make_plots(data, outdir):
     mpis = compared_mpis(data)
     cl = data.value("cacheline", 2, "hot", 64, "limits")
     for bench in data.benches():
-        if bench in ("memcpy", "cacheline"):
+        if bench in LIMIT_BENCHES:
             continue
         panels = _panels(data, bench)
         if not panels:

@@ -285,7 +285,7 @@ def build_limits(outdir):
     os.makedirs(d, exist_ok=True)
     out = {}
     cc = shutil.which("cc") or shutil.which("gcc") or "cc"
-    for t in ("memcpy_bw", "cacheline"):
+    for t in ("memcpy_bw", "cacheline", "slotline", "collfloor"):
         exe = os.path.join(d, t)
         p = subprocess.run([cc] + CFLAGS + ["-pthread", "-o", exe, os.path.join(HERE, t + ".c")],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -577,6 +577,7 @@ def main(argv=None):
     builds = build_all(mpis, targets, out, emit)
 
     # physical limits first (no MPI)
+    exes = {}
     if "limits" in names:
         exes = build_limits(out)
         lo, hi = args.size_range
@@ -589,11 +590,17 @@ def main(argv=None):
                 rc, so, se, _ = run_cmd([exes["memcpy_bw"]] + a, {}, 120)
                 for r in benchreport.parse_output(so):
                     emit(dict(r, type="result", mpi="limits", repeat=0))
-        if exes.get("cacheline") and ncores() >= 2:
-            rc, so, se, _ = run_cmd([exes["cacheline"], "--json", "-i",
-                                     "200000" if args.quick else "1000000"], {}, 60)
-            for r in benchreport.parse_output(so):
-                emit(dict(r, type="result", mpi="limits", repeat=0))
+
+    def run_floors(rep):
+        """Two-core floors, once per repeat (the report takes their medians,
+        as it does the MPIs'): a line bounced, a message through an inbox
+        slot, the OSU loop of an 8-byte Allreduce and Bcast with no MPI."""
+        for t in ("cacheline", "slotline", "collfloor"):
+            if exes.get(t) and ncores() >= 2:
+                rc, so, se, _ = run_cmd([exes[t], "--json", "-i",
+                                         "200000" if args.quick else "1000000"], {}, 60)
+                for r in benchreport.parse_output(so):
+                    emit(dict(r, type="result", mpi="limits", repeat=rep))
 
     jobs = plan_jobs(args, names)
     order = list(mpis)
@@ -608,6 +615,8 @@ def main(argv=None):
                 for m in order:
                     prog.plan((m, "startup", n))
     for rep in range(args.repeats):
+        if "limits" in names:
+            run_floors(rep)
         # start-up: wall clock of `mpiexec -n N hello`
         if "startup" in names:
             for n in args.startup_ranks:
