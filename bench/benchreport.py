@@ -349,6 +349,8 @@ def limits_section(data):
         if fl is None:
             continue
         vals = {m: data.value(coll, 2, "hot", 8, m) for m in mpis}
+        if all(v is None for v in vals.values()):
+            continue
         others = [v for m, v in vals.items() if m != subj and v is not None]
         row = [coll, fmt_val(fl)] + [NA if vals[m] is None else
                                       "%s (%.2f×)" % (fmt_val(vals[m]), vals[m] / fl) for m in mpis]

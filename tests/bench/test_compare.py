@@ -213,6 +213,46 @@ class ReportTest(unittest.TestCase):
             self.assertIn("](docs/perf/plots/latency.png)", snip)
 
 
+class FloorsTest(unittest.TestCase):
+    """The two-core floors (slotline, collfloor) in the limits section."""
+
+    def recs(self, with_floors=True):
+        recs = [dict(type="config", mpis=["loom", "openmpi", "mpich"], subject="loom"),
+                result("limits", "cacheline", 64, 0.050),
+                result("loom", "latency", 8, 0.080), result("openmpi", "latency", 8, 0.100),
+                result("mpich", "latency", 8, 0.120),
+                result("loom", "allreduce", 8, 0.120), result("openmpi", "allreduce", 8, 0.160),
+                result("mpich", "allreduce", 8, 0.400)]
+        if with_floors:
+            # medians over repeats, as for the MPIs
+            recs += [result("limits", "slotline", 8, v, repeat=i)
+                     for i, v in enumerate((0.055, 0.060, 0.200))]
+            recs += [result("limits", "floor_allreduce", 8, 0.075),
+                     result("limits", "floor_bcast", 8, 0.065)]
+        return recs
+
+    def test_floors_and_ratios(self):
+        md = br.make_report(br.Data(self.recs()))
+        self.assertIn("**60 ns** one-way, 1.20× the line's", md)
+        lat = [l for l in md.splitlines() if l.startswith("| 8 B | 0.080")][0]
+        self.assertIn("1.6× one-way, 1.33× slot", lat)
+        row = [l for l in md.splitlines() if l.startswith("| allreduce | 0.075 |")][0]
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        self.assertEqual(cells[2], "0.120 (1.60×)")
+        self.assertEqual(cells[3], "0.160 (2.13×)")
+        self.assertEqual(cells[5], "0.75")
+        # no Bcast measured: the floor alone gives no row
+        self.assertFalse([l for l in md.splitlines() if l.startswith("| bcast | 0.065")])
+        # limits are not results of their own
+        self.assertNotIn("### floor_allreduce", md)
+        self.assertNotIn("### slotline", md)
+
+    def test_without_floors(self):
+        md = br.make_report(br.Data(self.recs(with_floors=False)))
+        self.assertNotIn("slot", md)
+        self.assertNotIn("collfloor", md)
+
+
 class DriverTest(unittest.TestCase):
     def args(self, *argv):
         import argparse
