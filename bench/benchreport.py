@@ -360,10 +360,11 @@ def limits_section(data):
     if rows:
         out.append("The OSU loop of an 8-byte collective on 2 ranks with no MPI at all "
                    "(`bench/collfloor.c`: two pinned threads; the clock, the exchange through "
-                   "one line per thread, the clock, a two-flag barrier), against each MPI "
-                   "(µs, and × the floor). No MPI can measure below the floor; a target of "
-                   "x times the faster of the others is out of reach where x × its time is "
-                   "below the floor:\n")
+                   "one line per thread, the clock, an untimed barrier that lets either the "
+                   "last to arrive or the root out first, whichever gives the lower time), "
+                   "against each MPI (µs, and × the floor). No MPI can measure below the "
+                   "floor; a target of x times the faster of the others is out of reach where "
+                   "x × its time is below the floor:\n")
         out.append(md_table(["Collective", "floor"] + [mpi_name(m) for m in mpis] +
                             ["%s / best" % mpi_name(subj)], rows))
         out.append("")
