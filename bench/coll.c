@@ -11,6 +11,18 @@
 #endif
 #include "common.h"
 
+/* Per-rank buffer bytes for size s on n ranks (coll_defs.h). */
+static size_t sbytes(size_t s, size_t n)
+{
+    (void)s, (void)n;
+    return SBYTES(s, n);
+}
+static size_t rbytes(size_t s, size_t n)
+{
+    (void)s, (void)n;
+    return RBYTES(s, n);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -27,7 +39,7 @@ int main(int argc, char **argv)
         return rc < 0;
     }
     int n = o.size;
-    size_t maxs = SIZED ? o.max_size : 0;
+    size_t maxs = SIZED ? bench_fit_max(&o, o.max_size, sbytes, rbytes) : 0;
     int *cnt = malloc(sizeof(int) * (size_t)n), *dsp = malloc(sizeof(int) * (size_t)n);
     int *fcnt = malloc(sizeof(int) * (size_t)n);
     MPI_Datatype *typ = malloc(sizeof(MPI_Datatype) * (size_t)n);

@@ -34,6 +34,7 @@ typedef struct bench_opts {
     int iters, warmup; /* for messages up to BENCH_LARGE bytes */
     int cold;          /* rotating buffers */
     size_t ws;         /* cold working set per rank and buffer, bytes */
+    size_t mem_limit;  /* bytes the job's buffers may take, all ranks together */
     int json, full;
     int window;     /* bandwidth window (bw, bibw, mbw_mr) */
     int test_calls; /* nonblocking: MPI_Test calls during compute */
@@ -45,7 +46,7 @@ static inline void bench_usage(const bench_opts *o)
 {
     fprintf(stderr,
             "usage: %s [-m MIN:MAX] [-s STEP] [-i ITER] [-x WARMUP] [--cold] [--ws BYTES]\n"
-            "          [-W WINDOW] [-T TESTS] [-f] [--json]\n"
+            "          [-M BYTES] [-W WINDOW] [-T TESTS] [-f] [--json]\n"
             "  -m MIN:MAX  message sizes in bytes, powers of two (default %zu:%zu)\n"
             "  -s STEP     size factor between steps, a power of two (default 2)\n"
             "  -i ITER     timed iterations for sizes <= %d B (default %d); larger\n"
@@ -54,6 +55,8 @@ static inline void bench_usage(const bench_opts *o)
             "  --cold      rotate over buffers in a working set larger than the LLC\n"
             "  --ws BYTES  cold working set per rank and buffer (default 2*LLC/ranks,\n"
             "              at least 16 MiB)\n"
+            "  -M BYTES    the job's buffers, all ranks together, stay below this (default\n"
+            "              half the memory): larger sizes are skipped, as OSU's -M does\n"
             "  -W WINDOW   messages in flight for bandwidth tests (default %d)\n"
             "  -T TESTS    nonblocking: MPI_Test calls spread over the compute\n"
             "  -f          full statistics: min and max over ranks\n"
@@ -141,6 +144,9 @@ static inline int bench_init(bench_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--ws") && v) {
             o->ws = bench_parse_size(v);
             i++;
+        } else if (!strcmp(a, "-M") && v) {
+            o->mem_limit = bench_parse_size(v);
+            i++;
         } else if (!strcmp(a, "--cold")) {
             o->cold = 1;
         } else if (!strcmp(a, "--json")) {
@@ -166,6 +172,10 @@ static inline int bench_init(bench_opts *o, int argc, char **argv)
     if (o->cold && o->ws == 0) {
         size_t ws = 2 * bench_llc_bytes() / (size_t)o->size;
         o->ws = ws < BENCH_MIN_WS ? BENCH_MIN_WS : ws;
+    }
+    if (o->mem_limit == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        o->mem_limit = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 2 : (size_t)1 << 32;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     return 0;
@@ -219,12 +229,36 @@ typedef struct bench_buf {
     size_t nslots;
 } bench_buf;
 
-static inline void bench_buf_alloc(bench_buf *b, const bench_opts *o, size_t max_bytes)
+/* Bytes bench_buf_alloc() takes for messages of up to max_bytes. */
+static inline size_t bench_buf_need(const bench_opts *o, size_t max_bytes)
 {
     size_t need = max_bytes ? max_bytes : 1;
     if (o->cold && need < 2 * o->ws)
         need = o->ws > 2 * need ? o->ws : 2 * need;
-    need = (need + BENCH_ALIGN - 1) / BENCH_ALIGN * BENCH_ALIGN;
+    return (need + BENCH_ALIGN - 1) / BENCH_ALIGN * BENCH_ALIGN;
+}
+
+/* The largest size up to max whose send and receive buffers (sbytes and
+ * rbytes bytes per rank for size s on n ranks), on every rank, fit in the
+ * job's memory limit; 0 when none does. Rank 0 says which sizes it skips. */
+static inline size_t bench_fit_max(const bench_opts *o, size_t max,
+                                   size_t (*sbytes)(size_t, size_t),
+                                   size_t (*rbytes)(size_t, size_t))
+{
+    size_t n = (size_t)o->size, s = max;
+    while (s &&
+           n * (bench_buf_need(o, sbytes(s, n)) + bench_buf_need(o, rbytes(s, n))) > o->mem_limit)
+        s /= 2;
+    if (s < max && o->rank == 0)
+        fprintf(stderr,
+                "%s: sizes above %zu B skipped: %d ranks' buffers would pass %zu MiB (-M)\n",
+                o->name, s, o->size, o->mem_limit >> 20);
+    return s;
+}
+
+static inline void bench_buf_alloc(bench_buf *b, const bench_opts *o, size_t max_bytes)
+{
+    size_t need = bench_buf_need(o, max_bytes);
     void *p = NULL;
     if (posix_memalign(&p, BENCH_ALIGN, need) != 0) {
         fprintf(stderr, "%s: cannot allocate %zu bytes\n", o->name, need);

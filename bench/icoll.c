@@ -32,6 +32,18 @@ static void compute(double us, int tests, MPI_Request *req)
     }
 }
 
+/* Per-rank buffer bytes for size s on n ranks (coll_defs.h). */
+static size_t sbytes(size_t s, size_t n)
+{
+    (void)s, (void)n;
+    return SBYTES(s, n);
+}
+static size_t rbytes(size_t s, size_t n)
+{
+    (void)s, (void)n;
+    return RBYTES(s, n);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -49,7 +61,7 @@ int main(int argc, char **argv)
     }
     int n = o.size;
     (void)n;
-    size_t maxs = SIZED ? o.max_size : 0;
+    size_t maxs = SIZED ? bench_fit_max(&o, o.max_size, sbytes, rbytes) : 0;
     bench_buf sb, rb;
     bench_buf_alloc(&sb, &o, SBYTES(maxs, (size_t)n));
     bench_buf_alloc(&rb, &o, RBYTES(maxs, (size_t)n));
