@@ -70,7 +70,8 @@ set(COLL_FORCED
     BARRIER:central BARRIER:posts BARRIER:dissemination BARRIER:tree BARRIER:perworker
     BCAST:direct BCAST:twostage BCAST:pipeline
     REDUCE:direct REDUCE:tree REDUCE:numa
-    ALLREDUCE:tiled ALLREDUCE:reduce_bcast ALLREDUCE:allread ALLREDUCE:perworker ALLREDUCE:numa)
+    ALLREDUCE:tiled ALLREDUCE:reduce_bcast ALLREDUCE:allread ALLREDUCE:perworker ALLREDUCE:numa
+    SCAN:direct SCAN:chain EXSCAN:direct EXSCAN:chain)
 foreach(f ${COLL_FORCED})
   string(REPLACE ":" ";" kv ${f})
   list(GET kv 0 coll)
@@ -85,6 +86,19 @@ foreach(f ${COLL_FORCED})
   coll_expect(coll_stress_${lcoll}_${alg}_16 --out "^coll_stress: 16 ranks ok$"
               -- env LOOM_COLL_${coll}=${alg} ${CRUN} -n 16 ${MPIBIN}/coll_stress quick)
 endforeach()
+
+# The chained Scan and Exscan (a member's prefix read by the next, in chunks)
+# with derived datatypes, with 16 ranks on one worker, and at 64 ranks (the
+# model's choice there, forced anyway), and the direct ones at 64 ranks.
+set(CHAIN_FORCE LOOM_COLL_SCAN=chain LOOM_COLL_EXSCAN=chain)
+coll_expect(coll_types_scan_chain_7 --out "^coll_types: 7 ranks ok$"
+            -- env ${CHAIN_FORCE} ${CRUN} -n 7 ${MPIBIN}/coll_types)
+coll_expect(coll_basic_scan_chain_one_worker --out "^coll_basic: 16 ranks ok$"
+            -- env ${CHAIN_FORCE} ${CRUN} --workers 1 -n 16 ${MPIBIN}/coll_basic)
+coll_expect(coll_ops_scan_chain_64 --out "^coll_ops: 64 ranks ok$"
+            -- env ${CHAIN_FORCE} ${CRUN} -n 64 ${MPIBIN}/coll_ops user)
+coll_expect(coll_basic_scan_direct_64 --out "^coll_basic: 64 ranks ok$"
+            -- env LOOM_COLL_SCAN=direct LOOM_COLL_EXSCAN=direct ${CRUN} -n 64 ${MPIBIN}/coll_basic quick)
 
 # The memory-domain algorithms (allreduce and reduce "numa") forced, and the
 # direct gathers' and all-to-alls' copy order, checked by coll_numa (exact

@@ -4,7 +4,11 @@
  * members 0..i (Exscan: 0..i-1; member 0's buffer is left alone) in rank
  * order into its receive buffer; it counts itself done with every input,
  * and returns once members i+1..N-1 are done with its own.
- * Cost: N * line + i * m / copy at member i (the last member does the most).
+ * Cost: N * line + i * m / copy at member i (the last member does the most),
+ * but at least N (N + 1) / 2 * m / (min(N, W) * copy): the W workers the
+ * members run on fold at once, so with many ranks per worker the folds
+ * queue up (scan/chain folds N vectors in all); and then N (N - 1) / 2
+ * wake-ups queued the same way.
  */
 
 #include "coll/coll_impl.h"
@@ -43,7 +47,16 @@ int coll_exscan_direct(struct coll_ctx *x)
 
 double coll_scan_direct_cost(const struct coll_ctx *x, size_t nbytes)
 {
-    return 2 * x->size * coll_model.line_s + x->size * nbytes / coll_model.copy_bps;
+    const struct coll_model *m = &coll_model;
+    double n = x->size, at_once = n < x->sh->nlocal ? n : x->sh->nlocal;
+    double last = n * nbytes / m->copy_bps,
+           queued = n * (n + 1) / 2 * nbytes / (at_once * m->copy_bps);
+    /* Ranks sharing a worker: member i waits for i posts and N - 1 - i
+     * readers, a wake-up each on the workers in turn. */
+    double wakes = coll_max_per_worker(x->sh) > 1
+                       ? n * (n - 1) / (2 * at_once) * m->local_wake_s + n * m->wake_s
+                       : 0;
+    return 2 * n * m->line_s + (last > queued ? last : queued) + wakes;
 }
 
 double coll_exscan_direct_cost(const struct coll_ctx *x, size_t nbytes)

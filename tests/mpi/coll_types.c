@@ -12,6 +12,7 @@
  */
 #include <mpi.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,15 +389,24 @@ static void sum_vec4(void *in, void *inout, int *len, MPI_Datatype *dt)
             b[7 * e + 2 * k] += a[7 * e + 2 * k];
 }
 
-/* Allreduce/Reduce of a sum on contiguous(3, MPI_INT) and on vector(4, 1,
- * 2) (ints at 0, 2, 4, 6 of an extent of 7), also MPI_IN_PLACE, with a
- * user-defined op (always valid) and with MPI_SUM. MPI-3.1 defines the
- * predefined ops on predefined types only (MPICH and Open MPI return
- * MPI_ERR_OP), so MPI_SUM on these types may fail with MPI_ERR_OP; when it
- * succeeds the result must be right. */
+/* Allreduce/Reduce/Scan/Exscan of a sum on contiguous(3, MPI_INT) and on
+ * vector(4, 1, 2) (ints at 0, 2, 4, 6 of an extent of 7), also
+ * MPI_IN_PLACE, with a user-defined op (always valid) and with MPI_SUM.
+ * MPI-3.1 defines the predefined ops on predefined types only (MPICH and
+ * Open MPI return MPI_ERR_OP), so MPI_SUM on these types may fail with
+ * MPI_ERR_OP; when it succeeds the result must be right. Up to 16 ranks the
+ * vectors are long enough (9001 elements, 144 KiB of data) for a chained
+ * Scan to pass them on in several chunks. */
+enum { NMAX = 9001 };
+static int sbuf[7 * NMAX + 8], rbuf[7 * NMAX + 8], exp[7 * NMAX + 8];
+
+static const char *const reduce_names[] = {"MPI_Allreduce", "MPI_Allreduce", "MPI_Reduce",
+                                           "MPI_Scan",      "MPI_Scan",      "MPI_Exscan",
+                                           "MPI_Exscan"};
+
 static void test_reduce_derived(void)
 {
-    enum { N = 45 };
+    int N = size <= 16 ? NMAX : 45;
     MPI_Datatype contig, vec;
     MPI_Type_contiguous(3, MPI_INT, &contig);
     MPI_Type_commit(&contig);
@@ -408,19 +418,22 @@ static void test_reduce_derived(void)
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    static int sbuf[7 * N + 8], rbuf[7 * N + 8], exp[7 * N + 8];
     for (int t = 0; t < 2; t++) {
         MPI_Datatype dt = t ? vec : contig;
         int span = t ? 7 * N : 3 * N; /* ints covered by N elements */
         for (int predefined = 0; predefined < 2; predefined++) {
             MPI_Op op = predefined ? MPI_SUM : uops[t];
-            for (int variant = 0; variant < 3; variant++) {
+            /* 0, 1 (in place): Allreduce; 2: Reduce; 3, 4 (in place): Scan;
+             * 5, 6 (in place): Exscan. */
+            for (int variant = 0; variant < 7; variant++) {
                 int root = variant == 2 ? (size - 1) / 2 : -1;
-                snprintf(ctx, sizeof ctx, "%s %s on %d %s%s",
-                         variant == 2 ? "MPI_Reduce" : "MPI_Allreduce",
+                bool in_place = variant == 1 || variant == 4 || variant == 6;
+                const char *name = reduce_names[variant];
+                /* The ranks whose inputs the result sums: 0..upto-1. */
+                int upto = variant >= 5 ? rank : variant >= 3 ? rank + 1 : size;
+                snprintf(ctx, sizeof ctx, "%s %s on %d %s%s", name,
                          predefined ? "MPI_SUM" : "user sum", N,
-                         t ? "vector(4,1,2)" : "contiguous(3)",
-                         variant == 1 ? " MPI_IN_PLACE" : "");
+                         t ? "vector(4,1,2)" : "contiguous(3)", in_place ? " MPI_IN_PLACE" : "");
                 fill(sbuf, span + 8, SENT);
                 fill(rbuf, span + 8, SENT);
                 fill(exp, span + 8, SENT);
@@ -429,27 +442,31 @@ static void test_reduce_derived(void)
                         continue; /* a gap of the vector */
                     sbuf[i] = val(11, rank, i);
                     int sum = 0;
-                    for (int q = 0; q < size; q++)
+                    for (int q = 0; q < upto; q++)
                         sum += val(11, q, i);
                     exp[i] = sum;
                 }
+                if (in_place)
+                    memcpy(rbuf, sbuf, (size_t)(span + 8) * sizeof *rbuf); /* gaps keep SENT */
+                const void *in = in_place ? MPI_IN_PLACE : sbuf;
                 int rc;
-                if (variant == 0) {
-                    rc = MPI_Allreduce(sbuf, rbuf, N, dt, op, comm);
-                } else if (variant == 1) {
-                    memcpy(rbuf, sbuf, sizeof rbuf); /* gaps hold SENT and keep it */
-                    rc = MPI_Allreduce(MPI_IN_PLACE, rbuf, N, dt, op, comm);
-                } else {
+                if (variant <= 1)
+                    rc = MPI_Allreduce(in, rbuf, N, dt, op, comm);
+                else if (variant == 2)
                     rc = MPI_Reduce(sbuf, rbuf, N, dt, op, root, comm);
-                }
+                else if (variant <= 4)
+                    rc = MPI_Scan(in, rbuf, N, dt, op, comm);
+                else
+                    rc = MPI_Exscan(in, rbuf, N, dt, op, comm);
                 if (predefined && rc != MPI_SUCCESS) {
                     int cls;
                     MPI_Error_class(rc, &cls);
                     if (cls == MPI_ERR_OP)
                         continue; /* not defined by MPI-3.1: refused */
                 }
-                check_rc(rc, variant == 2 ? "MPI_Reduce" : "MPI_Allreduce");
-                if (variant != 2 || rank == root)
+                check_rc(rc, name);
+                /* Reduce: the root's only; Exscan: rank 0's is undefined. */
+                if ((variant != 2 || rank == root) && (variant < 5 || rank > 0))
                     check_ints("recvbuf", rbuf, exp, span + 8);
             }
         }
