@@ -232,7 +232,9 @@ typedef struct bench_buf {
 /* Bytes bench_buf_alloc() takes for messages of up to max_bytes. */
 static inline size_t bench_buf_need(const bench_opts *o, size_t max_bytes)
 {
-    size_t need = max_bytes ? max_bytes : 1;
+    if (max_bytes == 0)
+        return BENCH_ALIGN; /* no data (barrier): no working set to rotate over */
+    size_t need = max_bytes;
     if (o->cold && need < 2 * o->ws)
         need = o->ws > 2 * need ? o->ws : 2 * need;
     return (need + BENCH_ALIGN - 1) / BENCH_ALIGN * BENCH_ALIGN;
