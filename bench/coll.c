@@ -11,18 +11,6 @@
 #endif
 #include "common.h"
 
-/* Per-rank buffer bytes for size s on n ranks (coll_defs.h). */
-static size_t sbytes(size_t s, size_t n)
-{
-    (void)s, (void)n;
-    return SBYTES(s, n);
-}
-static size_t rbytes(size_t s, size_t n)
-{
-    (void)s, (void)n;
-    return RBYTES(s, n);
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
