@@ -14,7 +14,7 @@
  *  4. every member copies the tiles it does not own from its own domain's
  *     owners (the broadcast's local stage).
  * A fence ends the call. Each stage of a chunk is signalled in the member's
- * progress flag (seq << 20 | chunk * 4 + stage); every wait is for a stage
+ * progress flag (seq << COLL_PROGRESS_BITS | chunk * 4 + stage); every wait is for a stage
  * of the same chunk that comes earlier, so the stages pipeline over chunks.
  * Domain order is rank order only when every domain is a range of
  * consecutive ranks: a non-commutative operation needs that (else: not
@@ -40,7 +40,7 @@ static bool applies(const struct coll_ctx *x)
  * slots, loom_notify_fence). */
 static void reach(struct coll_ctx *x, uint64_t c, int s)
 {
-    atomic_store_explicit(&x->me->progress, x->seq << 20 | (c * 4 + (uint64_t)s),
+    atomic_store_explicit(&x->me->progress, x->seq << COLL_PROGRESS_BITS | (c * 4 + (uint64_t)s),
                           memory_order_release);
 }
 
@@ -48,7 +48,7 @@ static void reach(struct coll_ctx *x, uint64_t c, int s)
  * mismatch (*rc set). */
 static const struct coll_post *wait_stage(struct coll_ctx *x, int r, uint64_t c, int s, int *rc)
 {
-    coll_wait(x, &x->sh->m[r].progress, x->seq << 20 | (c * 4 + (uint64_t)s));
+    coll_wait(x, &x->sh->m[r].progress, x->seq << COLL_PROGRESS_BITS | (c * 4 + (uint64_t)s));
     const struct coll_post *p = coll_peer_post(x, r);
     if (!p && !*rc)
         *rc = x->err;

@@ -12,17 +12,6 @@
  */
 #include "coll/coll_impl.h"
 
-#define CHUNK_MIN  (64 * 1024)
-#define CHUNK_BITS 20
-
-static size_t chunk_of(size_t n)
-{
-    size_t c = CHUNK_MIN;
-    while (n / c >= ((size_t)1 << CHUNK_BITS) - 1)
-        c *= 2;
-    return c;
-}
-
 int coll_bcast_pipeline(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
@@ -33,7 +22,7 @@ int coll_bcast_pipeline(struct coll_ctx *x)
     int q = (sh->pos[x->rank] - sh->pos[root] + n) % n; /* place in the chain */
     int pred = sh->order[(sh->pos[x->rank] - 1 + n) % n];
     int succ = q == n - 1 ? -1 : sh->order[(sh->pos[x->rank] + 1) % n];
-    uint64_t base = x->seq << CHUNK_BITS;
+    uint64_t base = x->seq << COLL_PROGRESS_BITS;
 
     struct coll_post *mine = coll_publish_begin(x);
     if (succ >= 0)
@@ -44,7 +33,8 @@ int coll_bcast_pipeline(struct coll_ctx *x)
 
     if (q == 0) {
         size_t nb = a->rcount * a->rtype->size;
-        coll_set(x, &x->me->progress, base | ((nb + chunk_of(nb) - 1) / chunk_of(nb)), succ);
+        coll_set(x, &x->me->progress,
+                 base | ((nb + coll_chunk_bytes(nb) - 1) / coll_chunk_bytes(nb)), succ);
     } else {
         const struct coll_post *p = coll_peer_post(x, pred);
         if (!p) {
@@ -52,11 +42,12 @@ int coll_bcast_pipeline(struct coll_ctx *x)
              * and every chunk is "here" for the successor. */
             coll_peer_release(x, pred);
             if (succ >= 0)
-                coll_set(x, &x->me->progress, base | (((uint64_t)1 << CHUNK_BITS) - 1), succ);
+                coll_set(x, &x->me->progress, base | (((uint64_t)1 << COLL_PROGRESS_BITS) - 1),
+                         succ);
             return x->err;
         }
         size_t nb = p->args.rcount * p->args.rtype->size;
-        size_t chunk = chunk_of(nb), nchunks = (nb + chunk - 1) / chunk;
+        size_t chunk = coll_chunk_bytes(nb), nchunks = (nb + chunk - 1) / chunk;
         if (nb > a->rcount * a->rtype->size) {
             rc = coll_copy(x, a->rbuf, a->rcount, a->rtype, p->args.rbuf, p->args.rcount,
                            p->args.rtype);
@@ -80,7 +71,7 @@ int coll_bcast_pipeline(struct coll_ctx *x)
 double coll_bcast_pipeline_cost(const struct coll_ctx *x, size_t nbytes)
 {
     const struct coll_model *m = &coll_model;
-    double chunk = (double)chunk_of(nbytes), chunks = nbytes / chunk;
+    double chunk = (double)coll_chunk_bytes(nbytes), chunks = nbytes / chunk;
     if (chunks < 1)
         chunks = 1;
     double step = m->line_s + (nbytes < chunk ? nbytes : chunk) / m->copy_bps;

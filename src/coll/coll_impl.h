@@ -39,6 +39,11 @@
 #define COLL_RING 8
 /* Bytes processed at a time by strip-mined loops (kept in L1/L2). */
 #define COLL_STRIP (32 * 1024)
+/* A member's progress flag holds seq << COLL_PROGRESS_BITS | what it has
+ * done of call seq (chunks, or chunk stages): monotonic across calls. */
+#define COLL_PROGRESS_BITS 20
+/* Bytes a pipelined algorithm passes on at a time, at least. */
+#define COLL_CHUNK (64 * 1024)
 /* Most rounds a dissemination algorithm takes (2^24 ranks). */
 #define COLL_MAX_ROUNDS 24
 
@@ -100,7 +105,7 @@ struct coll_member {
     loom_waiter_slot nb_waiter[COLL_RING] LOOM_ALIGNED_CL;
     _Atomic uint64_t ready LOOM_ALIGNED_CL;    /* algorithm-defined progress */
     _Atomic uint64_t release LOOM_ALIGNED_CL;  /* set for this member by others */
-    _Atomic uint64_t progress LOOM_ALIGNED_CL; /* pipelines: seq << 20 | chunks */
+    _Atomic uint64_t progress LOOM_ALIGNED_CL; /* pipelines: seq << COLL_PROGRESS_BITS | chunks */
     _Atomic uint64_t finished LOOM_ALIGNED_CL; /* last call this member is done with */
     _Atomic uint64_t round[COLL_MAX_ROUNDS] LOOM_ALIGNED_CL; /* dissemination */
     /* The member's recent calls (by seq % COLL_RING), recorded as each
@@ -341,6 +346,16 @@ int coll_collect_domain(struct coll_ctx *x, const void **in);
  * returns MPI_ERR_TRUNCATE. */
 int coll_truncated(struct coll_ctx *x, size_t n, size_t cap);
 
+/* Bytes per chunk of a pipelined message of nbytes: at least COLL_CHUNK,
+ * few enough chunks for the progress flag's low bits. */
+static inline size_t coll_chunk_bytes(size_t nbytes)
+{
+    size_t c = COLL_CHUNK;
+    while (nbytes / c >= ((size_t)1 << COLL_PROGRESS_BITS) - 1)
+        c *= 2;
+    return c;
+}
+
 /* Byte address of element e of a buffer of type t. */
 static inline char *coll_elem(const void *buf, const struct loom_type *t, size_t e)
 {
@@ -411,9 +426,10 @@ struct coll_tiles {
     int ntiles;
 };
 /* Most chunks: a stage of a chunk is signalled in a member's progress flag
- * as seq << 20 | (chunk * 4 + stage), stage 1..3; FINAL after them all. */
+ * as seq << COLL_PROGRESS_BITS | (chunk * 4 + stage), stage 1..3; FINAL
+ * after them all. */
 #define COLL_TILES_MAX_CHUNKS ((uint64_t)1 << 17)
-#define COLL_TILES_FINAL      (((uint64_t)1 << 20) - 1)
+#define COLL_TILES_FINAL      (((uint64_t)1 << COLL_PROGRESS_BITS) - 1)
 
 void coll_tiles_init(const struct coll_shared *sh, const struct loom_type *t, size_t count,
                      struct coll_tiles *tl);

@@ -7,7 +7,7 @@
  *     scratch: the domain's partial, read from local memory only, every
  *     core of every domain at once;
  *  2. the root folds the D partials of each tile, in domain order, into its
- *     receive buffer as the owners signal them (progress: seq << 20 | chunk
+ *     receive buffer as the owners signal them (progress: seq << COLL_PROGRESS_BITS | chunk
  *     * 4 + 1), so it combines chunk c while the owners reduce chunk c + 1;
  *     then it releases everybody (progress FINAL).
  * Only D - 1 partials per tile cross domains, all towards the root's.
@@ -78,7 +78,7 @@ int coll_reduce_numa(struct coll_ctx *x)
     coll_publish_done(x, mine, true);
     if (in)
         rc = coll_collect_domain(x, in);
-    uint64_t base = x->seq << 20;
+    uint64_t base = x->seq << COLL_PROGRESS_BITS;
     size_t e0, ne;
     for (uint64_t c = 0; c < tl.nchunks; c++) {
         /* 1. This domain's partials of my tiles. */

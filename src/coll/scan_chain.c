@@ -15,19 +15,13 @@
  */
 #include "coll/coll_impl.h"
 
-#define CHUNK_MIN  (64 * 1024)
-#define CHUNK_BITS 20
-
-/* Elements per chunk for count elements of size bytes each: at least
- * CHUNK_MIN bytes, few enough chunks for the progress flag's low bits. */
+/* Elements per chunk for count elements of size bytes each: the chunk a
+ * pipeline takes for their bytes (coll_chunk_bytes()), in whole elements. */
 static size_t chunk_elems(size_t count, size_t size)
 {
-    size_t c = size ? (CHUNK_MIN + size - 1) / size : count;
-    if (c == 0)
-        c = 1;
-    while (count / c >= ((size_t)1 << CHUNK_BITS) - 1)
-        c *= 2;
-    return c;
+    if (size == 0)
+        return count ? count : 1;
+    return (coll_chunk_bytes(count * size) + size - 1) / size;
 }
 
 static int scan(struct coll_ctx *x, bool exclusive)
@@ -38,7 +32,7 @@ static int scan(struct coll_ctx *x, bool exclusive)
     int me = x->rank, n = x->size, pred = me - 1, succ = me + 1 < n ? me + 1 : -1;
     size_t count = a->rcount, ce = chunk_elems(count, t->size);
     size_t nchunks = count ? (count + ce - 1) / ce : 0;
-    uint64_t base = x->seq << CHUNK_BITS, all = base | (((uint64_t)1 << CHUNK_BITS) - 1);
+    uint64_t base = x->seq << COLL_PROGRESS_BITS;
     const void *input = coll_input(a);
     int rc = MPI_SUCCESS;
 
@@ -62,30 +56,24 @@ static int scan(struct coll_ctx *x, bool exclusive)
 
     const struct coll_post *p = NULL;
     if (pred >= 0 && !(p = coll_peer_post(x, pred))) {
-        /* Let both neighbours go on: the predecessor's post is read, and
-         * every chunk is "here" for the successor. */
-        coll_peer_release(x, pred);
-        if (succ >= 0) {
-            coll_set(x, &x->me->progress, all, succ);
-            coll_await_reads(x, mine);
-        }
-        return x->err;
+        coll_peer_release(x, pred); /* the predecessor's post counts as read */
+        rc = x->err;
     }
     if (rc != MPI_SUCCESS) {
         if (p)
             coll_read_done(x, p, pred);
         if (succ >= 0) {
-            coll_set(x, &x->me->progress, all, succ);
+            /* Every chunk is "here" for the successor, which goes on. */
+            coll_set(x, &x->me->progress, base | (((uint64_t)1 << COLL_PROGRESS_BITS) - 1), succ);
             coll_await_reads(x, mine);
         }
         return rc;
     }
-    if (me == 0 && (exclusive || nchunks == 0)) {
-        /* Exscan: member 0's prefix is its input, all there. */
-        if (succ >= 0)
-            coll_set(x, &x->me->progress, base | nchunks, succ);
-    }
-    for (size_t c = 0; c < nchunks && !(me == 0 && exclusive); c++) {
+    /* Exscan: member 0's prefix is its input, all there. */
+    bool input_passed = me == 0 && exclusive;
+    if (input_passed && succ >= 0)
+        coll_set(x, &x->me->progress, base | nchunks, succ);
+    for (size_t c = 0; c < nchunks && !input_passed; c++) {
         size_t e0 = c * ce, ne = count - e0 < ce ? count - e0 : ce;
         int e = MPI_SUCCESS;
         if (me == 0) {
@@ -132,7 +120,7 @@ int coll_exscan_chain(struct coll_ctx *x)
 double coll_scan_chain_cost(const struct coll_ctx *x, size_t nbytes)
 {
     const struct coll_model *m = &coll_model;
-    double n = x->size, chunk = CHUNK_MIN, chunks = nbytes / chunk;
+    double n = x->size, chunk = (double)coll_chunk_bytes(nbytes), chunks = nbytes / chunk;
     if (chunks < 1)
         chunks = 1;
     double step = m->line_s + 2 * (nbytes < chunk ? nbytes : chunk) / m->copy_bps;
