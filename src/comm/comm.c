@@ -194,6 +194,7 @@ int loom_comm_rank_init(void)
     strcpy(loom_comm_priv(cr->self)->name, "MPI_COMM_SELF");
     /* Publish the state only once it is complete (only this rank reads it). */
     rank_states[r->rank] = cr;
+    r->comm_world = cr->world;
     return LOOM_OK;
 
 err_world:
@@ -212,6 +213,7 @@ void loom_comm_rank_fini(void)
     struct loom_comm_rank *cr = loom_comm_rank_self();
     if (!cr)
         return;
+    r->comm_world = NULL; /* delete callbacks' calls take the general look-up */
     /* User communicators first (they were created after WORLD and SELF and
      * their delete callbacks may look at them), then SELF, then WORLD. */
     for (struct loom_comm *c = cr->all, *next; c; c = next) {
@@ -228,7 +230,7 @@ void loom_comm_rank_fini(void)
     free(cr);
 }
 
-struct loom_comm *loom_comm_lookup(MPI_Comm h)
+struct loom_comm *loom_comm_lookup_slow(MPI_Comm h)
 {
     struct loom_rank *r = loom_rank_self();
     if (!r || !rank_states)

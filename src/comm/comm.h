@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "runtime/job.h"
 #include "util/common.h"
 
 struct loom_group {
@@ -52,7 +53,16 @@ struct loom_comm {
 
 /* The calling rank's communicator behind h, or NULL when h is not a valid
  * communicator of the caller (null, freed, stale, another rank's). */
-struct loom_comm *loom_comm_lookup(MPI_Comm h);
+struct loom_comm *loom_comm_lookup_slow(MPI_Comm h);
+static inline struct loom_comm *loom_comm_lookup(MPI_Comm h)
+{
+    if (h == MPI_COMM_WORLD) {
+        struct loom_rank *r = loom_rank_self();
+        if (LOOM_LIKELY(r && r->comm_world))
+            return r->comm_world;
+    }
+    return loom_comm_lookup_slow(h);
+}
 
 /* World rank of rank `rank` of comm. */
 static inline int loom_comm_world_rank(const struct loom_comm *c, int rank)

@@ -55,8 +55,16 @@ int loom_mpi_bad_comm(MPI_Comm comm, const char *fn);
 static inline int loom_mpi_comm_enter(const char *fn, MPI_Comm comm, struct loom_comm **c_p)
 {
     /* The lookup finds the caller (one look at the ULT's thread-local
-     * state); a communicator exists only between MPI_Init and MPI_Finalize. */
-    struct loom_comm *c = loom_comm_lookup(comm);
+     * state); a communicator exists only between MPI_Init and MPI_Finalize,
+     * and the rank's comm_world is set only then. */
+    if (comm == MPI_COMM_WORLD) {
+        struct loom_rank *r = loom_rank_self();
+        if (LOOM_LIKELY(r && r->comm_world)) {
+            *c_p = r->comm_world;
+            return MPI_SUCCESS;
+        }
+    }
+    struct loom_comm *c = loom_comm_lookup_slow(comm);
     if (LOOM_UNLIKELY(!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED)) {
         int rc = loom_mpi_check_init(fn);
         return rc ? rc : loom_mpi_bad_comm(comm, fn);

@@ -31,8 +31,9 @@ static inline int check_rank(const char *fn, int *me_p)
     return MPI_SUCCESS;
 }
 
-static int check_buf(const char *fn, MPI_Comm comm, const void *buf, int count, MPI_Datatype type,
-                     struct loom_type **t_p)
+/* What check_buf() found wrong. */
+static LOOM_NOINLINE int buf_error(const char *fn, MPI_Comm comm, const void *buf, int count,
+                                   MPI_Datatype type)
 {
     if (count < 0)
         return loom_mpi_err(comm, MPI_ERR_COUNT, fn, "count %d is negative", count);
@@ -45,31 +46,58 @@ static int check_buf(const char *fn, MPI_Comm comm, const void *buf, int count, 
     }
     if (!t->committed)
         return loom_mpi_err(comm, MPI_ERR_TYPE, fn, "the datatype is not committed");
-    if (!buf && count > 0 && t->size > 0 && t->true_lb == 0)
-        return loom_mpi_err(
-            comm, MPI_ERR_BUFFER, fn,
-            "buffer is NULL for %d elements of a datatype with relative displacements", count);
+    return loom_mpi_err(comm, MPI_ERR_BUFFER, fn,
+                        "buffer is NULL for %d elements of a datatype with relative displacements",
+                        count);
+}
+
+/* Checks a message buffer (count elements of type at buf); *t_p: the type. */
+static inline int check_buf(const char *fn, MPI_Comm comm, const void *buf, int count,
+                            MPI_Datatype type, struct loom_type **t_p)
+{
+    struct loom_type *t = loom_type_get(type);
+    if (LOOM_UNLIKELY(count < 0 || !t || !t->committed ||
+                      (!buf && count > 0 && t->size > 0 && t->true_lb == 0)))
+        return buf_error(fn, comm, buf, count, type);
     *t_p = t;
     return MPI_SUCCESS;
 }
 
-static int check_dest(const char *fn, MPI_Comm comm, const struct loom_comm *c, int dest, int tag)
+static LOOM_NOINLINE int dest_error(const char *fn, MPI_Comm comm, const struct loom_comm *c,
+                                    int dest, int tag)
 {
     if (dest != MPI_PROC_NULL && (dest < 0 || dest >= c->sh->size))
         return loom_mpi_err(comm, MPI_ERR_RANK, fn, "rank %d is not in a communicator of size %d",
                             dest, c->sh->size);
-    if (tag < 0)
-        return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is negative", tag);
+    return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is negative", tag);
+}
+
+static inline int check_dest(const char *fn, MPI_Comm comm, const struct loom_comm *c, int dest,
+                             int tag)
+{
+    /* (unsigned): a negative rank is out of range too */
+    if (LOOM_UNLIKELY((unsigned)dest >= (unsigned)c->sh->size && dest != MPI_PROC_NULL) ||
+        LOOM_UNLIKELY(tag < 0))
+        return dest_error(fn, comm, c, dest, tag);
     return MPI_SUCCESS;
 }
 
-static int check_source(const char *fn, MPI_Comm comm, const struct loom_comm *c, int src, int tag)
+static LOOM_NOINLINE int source_error(const char *fn, MPI_Comm comm, const struct loom_comm *c,
+                                      int src, int tag)
 {
     if (src != MPI_PROC_NULL && src != MPI_ANY_SOURCE && (src < 0 || src >= c->sh->size))
         return loom_mpi_err(comm, MPI_ERR_RANK, fn, "rank %d is not in a communicator of size %d",
                             src, c->sh->size);
-    if (tag < 0 && tag != MPI_ANY_TAG)
-        return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is negative and not MPI_ANY_TAG", tag);
+    return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is negative and not MPI_ANY_TAG", tag);
+}
+
+static inline int check_source(const char *fn, MPI_Comm comm, const struct loom_comm *c, int src,
+                               int tag)
+{
+    if (LOOM_UNLIKELY((unsigned)src >= (unsigned)c->sh->size && src != MPI_PROC_NULL &&
+                      src != MPI_ANY_SOURCE) ||
+        LOOM_UNLIKELY(tag < 0 && tag != MPI_ANY_TAG))
+        return source_error(fn, comm, c, src, tag);
     return MPI_SUCCESS;
 }
 

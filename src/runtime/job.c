@@ -162,7 +162,7 @@ static void *timeout_thread(void *arg)
 
 /* ---- ranks ------------------------------------------------------------- */
 
-struct loom_rank *loom_rank_self(void)
+struct loom_rank *loom_rank_self_slow(void)
 {
     struct loom_ult *u = loom_ult_self();
     if (u)

@@ -16,7 +16,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "runtime/ult.h"
 #include "util/common.h"
+
+struct loom_comm;
 
 struct loom_ult;
 
@@ -62,6 +65,9 @@ struct loom_rank {
     bool in_fini;                /* running its atexit handlers */
     struct loom_outbuf out, err; /* partial output lines */
     void *mpi;                   /* the MPI layer's per-rank state */
+    /* The rank's MPI_COMM_WORLD while MPI is initialized (the comm layer
+     * sets it), for one-look lookups on the hot paths. */
+    struct loom_comm *comm_world;
 } LOOM_ALIGNED_CL;
 
 struct loom_job {
@@ -89,7 +95,13 @@ int loom_job_run(const struct loom_job_spec *spec) LOOM_MUST_CHECK;
 void loom_job_singleton(void);
 
 /* The calling rank, or NULL when the caller is not a rank. */
-struct loom_rank *loom_rank_self(void);
+struct loom_rank *loom_rank_self_slow(void);
+static inline struct loom_rank *loom_rank_self(void)
+{
+    /* Rank ULTs carry their rank as data (job.c). */
+    struct loom_rank *r = loom_ult_tls_data;
+    return LOOM_LIKELY(r != NULL) ? r : loom_rank_self_slow();
+}
 
 /* Ends the calling rank with status (exit() in a rank lands here). */
 LOOM_NORETURN void loom_rank_exit(int status, bool run_atexit);

@@ -189,6 +189,7 @@ static struct {
 /* initial-exec: libloom is loaded with the program (mpiexec, or a program
  * run directly), so its TLS is static and needs no __tls_get_addr call. */
 static __thread struct worker *tls_worker __attribute__((tls_model("initial-exec")));
+__thread void *loom_ult_tls_data __attribute__((tls_model("initial-exec")));
 
 /* ---- futex ---------------------------------------------------------------- */
 
@@ -399,6 +400,7 @@ static inline void switch_to(struct worker *w, struct loom_ult *from, struct loo
 {
     from->saved_errno = errno;
     w->current = to;
+    loom_ult_tls_data = to->data;
     san_before_switch(from, to, false);
     struct loom_ult *prev = loom_ctx_switch(&from->sp, to->sp, from);
     san_after_switch(from, prev);
@@ -501,6 +503,7 @@ static void worker_enter(struct worker *w)
 {
     tls_worker = w;
     w->current = &w->sched;
+    loom_ult_tls_data = NULL;
 #if defined(LOOM_SANITIZE_thread)
     w->sched.tsan_fiber = __tsan_get_current_fiber();
 #endif
@@ -989,6 +992,7 @@ void loom_ult_exit(void)
     if (!next)
         next = &w->sched;
     w->current = next;
+    loom_ult_tls_data = next->data;
     san_before_switch(self, next, true);
     loom_ctx_switch(&self->sp, next->sp, self);
     __builtin_unreachable();

@@ -143,6 +143,13 @@ __attribute__((noreturn)) void loom_ult_exit(void);
 /* A pointer the owner of the ULT may attach (Loom attaches the rank). */
 void loom_ult_set_data(struct loom_ult *u, void *data);
 void *loom_ult_get_data(const struct loom_ult *u);
+
+/* The data of the ULT running on the calling worker as of its last switch
+ * in (NULL in a scheduler context, on threads that are not workers, and
+ * for a ULT whose data was attached after it started): one thread-local
+ * load, for the hot paths; loom_ult_self() and loom_ult_get_data() are
+ * exact. */
+extern __thread void *loom_ult_tls_data __attribute__((tls_model("initial-exec")));
 int loom_ult_worker(const struct loom_ult *u);
 
 /* The ULT's usable stack [lo, hi) and its guard page [guard, lo); used to

@@ -24,6 +24,7 @@ enum loom_status {
 #define LOOM_UNLIKELY(x)   __builtin_expect(!!(x), 0)
 #define LOOM_MUST_CHECK    __attribute__((warn_unused_result))
 #define LOOM_NORETURN      __attribute__((noreturn))
+#define LOOM_NOINLINE      __attribute__((noinline, cold)) /* error paths off the hot ones */
 #define LOOM_EXPORT        __attribute__((visibility("default")))
 #define LOOM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
