@@ -37,3 +37,17 @@ foreach(n 1 2 7 64)
   expect(p2p_inbox_${n} --out "p2p_inbox: ${n} ranks ok" -- ${RUN} -n ${n} ${MPIBIN}/p2p_inbox)
 endforeach()
 expect(p2p_inbox_one_worker --out "p2p_inbox: 16 ranks ok" -- ${RUN} --workers 1 -n 16 ${MPIBIN}/p2p_inbox)
+# The box of a pair of ranks (docs/pt2pt-perf.md): opened after 16 tiny
+# messages by default; also at once, with room for one box per rank (the
+# others use the inbox), off, and with every rank on one worker.
+loom_mpi_program(p2p_box SOURCES p2p_box.c)
+foreach(n 2 7 64)
+  expect(p2p_box_${n} --out "p2p_box: ${n} ranks ok" -- ${RUN} -n ${n} ${MPIBIN}/p2p_box)
+  expect(p2p_box_at_once_${n} --out "p2p_box: ${n} ranks ok" -- env LOOM_P2P_BOX_AFTER=1 ${RUN} -n ${n} ${MPIBIN}/p2p_box)
+endforeach()
+expect(p2p_box_cap1 --out "p2p_box: 7 ranks ok" -- env LOOM_P2P_BOX_AFTER=1 LOOM_P2P_BOXES=1 ${RUN} -n 7 ${MPIBIN}/p2p_box)
+expect(p2p_box_off --out "p2p_box: 7 ranks ok" -- env LOOM_P2P_BOXES=0 ${RUN} -n 7 ${MPIBIN}/p2p_box)
+expect(p2p_box_one_worker --out "p2p_box: 16 ranks ok" -- env LOOM_P2P_BOX_AFTER=1 ${RUN} --workers 1 -n 16 ${MPIBIN}/p2p_box)
+foreach(t order inbox)
+  expect(p2p_${t}_boxes_at_once --out "(in order|ranks ok)" -- env LOOM_P2P_BOX_AFTER=1 ${RUN} -n 7 ${MPIBIN}/p2p_${t} 3000)
+endforeach()

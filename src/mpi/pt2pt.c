@@ -445,8 +445,10 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Com
     /* A tiny message at the head of an otherwise idle inbox: no request. */
     int msrc, mtag;
     size_t mbytes, cap = (size_t)count * t->size;
-    if (src != MPI_PROC_NULL && loom_p2p_recv_tiny(buf, t, cap, c->sh->context_id, src, tag,
-                                                   c->owner, &msrc, &mtag, &mbytes)) {
+    if (src != MPI_PROC_NULL &&
+        loom_p2p_recv_tiny(buf, t, cap, c->sh->context_id, src,
+                           src == MPI_ANY_SOURCE ? -1 : loom_comm_world_rank(c, src), tag, c->owner,
+                           &msrc, &mtag, &mbytes)) {
         if (mbytes <= cap) {
             set_status(status, msrc, mtag, MPI_SUCCESS, false, mbytes);
             return MPI_SUCCESS;

@@ -1,11 +1,14 @@
 /*
- * Matching and the protocols (see p2p.h): the inbox for tiny messages,
- * direct copy into a posted receive, eager cells for small unexpected
- * messages, rendezvous for large or synchronous ones. Pools: requests are
- * owned by their rank (no locks); envelopes are owned by the rank that took
- * them and come back through a lock-free return stack.
+ * Matching and the protocols (see p2p.h): pair boxes and the inbox for tiny
+ * messages, direct copy into a posted receive, eager cells for small
+ * unexpected messages, rendezvous for large or synchronous ones. Pools:
+ * requests are owned by their rank (no locks); envelopes are owned by the
+ * rank that took them and come back through a lock-free return stack.
  *
  * Cache lines that move between two workers, per message (docs/pt2pt-perf.md):
+ *  - box send: the pair's line, once; a reply in the same line carries the
+ *    acknowledgement of the request, so a ping-pong moves one line back
+ *    and forth as bench/cacheline.c does.
  *  - tiny send, receiver waiting: the sender claims a position on the
  *    receiver's tail line (it stays with the sender while it is the only
  *    one sending there) and writes one slot line; the receiver's poll reads
@@ -39,16 +42,78 @@
 
 size_t loom_p2p_eager_max = 16384;
 static uint64_t spin_ns = 50000;
+/* Boxes a rank takes messages from at most (LOOM_P2P_BOXES; 0: no boxes),
+ * and the tiny messages a sender sends to one receiver before it opens a
+ * box to it (LOOM_P2P_BOX_AFTER). */
+static uint32_t box_cap = 32, box_after = 16;
 
 /* One tiny message: envelope and payload in one cache line. */
 struct inbox_slot {
-    _Atomic uint64_t seq; /* position + 1 once it holds that position's message */
+    /* (position + 1) mod 2^32 once it holds that position's message: a slot
+     * is reused every INBOX_SLOTS positions, far below the wrap. */
+    _Atomic uint32_t seq;
     uint32_t ctx;
     int src, tag; /* src: comm rank of the sender */
+    int world;    /* world rank of the sender (its box, if any, goes first) */
     uint32_t bytes;
     char data[LOOM_P2P_INBOX_BYTES];
 } LOOM_ALIGNED_CL;
 _Static_assert(sizeof(struct inbox_slot) == LOOM_CACHE_LINE, "an inbox slot is one cache line");
+
+/* One rank's half of the box of a pair of ranks: its last message to the
+ * other rank, and how many of the other's messages it has taken. Only that
+ * rank writes its half. */
+struct box_half {
+    /* BOX_BYTES(w): the last message's bytes; BOX_COUNT(w): messages sent
+     * through this half; BOX_ACK(w): messages of the other half taken. Both
+     * counts are mod 256: a half holds one message, so a reader's view of a
+     * count lags the writer's by at most one. Stored last. */
+    _Atomic uint32_t word;
+    uint32_t ctx;
+    int src, tag; /* src: comm rank of the sender */
+    char data[LOOM_P2P_BOX_BYTES];
+};
+#define BOX_BYTES(w) ((w)&0xffu)
+#define BOX_COUNT(w) (((w) >> 8) & 0xffu)
+#define BOX_ACK(w)   (((w) >> 16) & 0xffu)
+#define BOX_SET      0x80000000u /* in every stored word: never 0 (box_msg) */
+
+/* The box of a pair of ranks: both halves share one cache line, and a rank
+ * acknowledges the other's message in the same store that publishes its
+ * own, so a reply travels in the line its request came in and nothing
+ * else moves (one transfer each way, as bench/cacheline.c bounces one
+ * line; a per-receiver inbox moves a different line each way). */
+struct pair_box {
+    struct box_half half[2]; /* [0]: written by the lower world rank */
+} LOOM_ALIGNED_CL;
+_Static_assert(sizeof(struct pair_box) == LOOM_CACHE_LINE, "a pair's box is one cache line");
+
+/* The other half of h's line. */
+static inline struct box_half *box_other(struct box_half *h)
+{
+    return (struct box_half *)((uintptr_t)h ^ sizeof(struct box_half));
+}
+
+/* A rank's own state for its half of the box with one peer. */
+struct box_out {
+    struct box_half *half; /* our half; NULL while the pair has no box */
+    bool open;             /* the peer takes messages from our half (else acks only) */
+    uint32_t word;         /* what we last stored in half->word */
+    /* Inbox position + 1 that the peer's inbox head must pass before the
+     * box may carry our next message (0: none of ours is unmerged). */
+    uint64_t inbox_until;
+    uint32_t sent; /* tiny messages sent to the peer while it had no box */
+    bool no_room;  /* the peer had no room for another box */
+};
+
+/* The receiving side of a box: where the sender writes, and how many of
+ * its messages were taken. Changed under the receiver's lock (by whoever
+ * takes a message); the receiver acknowledges them in its own half. */
+struct box_rx {
+    struct box_half *half;
+    _Atomic uint32_t taken;
+    int from; /* world rank of the sender */
+};
 _Static_assert(offsetof(loom_req, status_tag) + sizeof(int) <= LOOM_CACHE_LINE,
                "what a matching sender touches fits the request's first cache line");
 
@@ -56,6 +121,7 @@ _Static_assert(offsetof(loom_req, status_tag) + sizeof(int) <= LOOM_CACHE_LINE,
 struct p2p_rank {
     /* Lock holders: the owner, and senders on the locked path. */
     _Atomic int lock;
+    _Atomic bool ack_stale;      /* a box message taken, not yet acknowledged */
     _Atomic uint64_t inbox_head; /* next inbox position to merge */
     loom_req *posted_head, *posted_tail;
     struct loom_envelope *unexp_head, *unexp_tail;
@@ -64,6 +130,11 @@ struct p2p_rank {
      * had (a lower bound of the free room, so claims rarely read the lock line). */
     _Atomic uint64_t inbox_tail LOOM_ALIGNED_CL;
     _Atomic uint64_t inbox_room;
+    /* Boxes into this rank, set up under the lock and read by anyone:
+     * box_in[world rank of the sender] (NULL: none), the first n_rx of rx. */
+    _Atomic(_Atomic(struct box_rx *) *) box_in LOOM_ALIGNED_CL;
+    struct box_rx *rx;
+    _Atomic uint32_t n_rx;
     /* Written by the owner when it parks, read by whoever wakes it. */
     loom_waiter_slot waiter LOOM_ALIGNED_CL;
     int worker; /* the worker that runs the rank (fixed) */
@@ -73,6 +144,8 @@ struct p2p_rank {
     struct loom_envelope *env_free[2] LOOM_ALIGNED_CL;
     loom_req *req_free;
     loom_req *orphans;
+    struct box_out *box_out; /* per peer (world rank); NULL until first needed */
+    struct box_rx *ack_due;  /* a box we took from without acknowledging yet */
     struct inbox_slot inbox[INBOX_SLOTS];
 } LOOM_ALIGNED_CL;
 
@@ -103,6 +176,8 @@ int loom_p2p_job_init(int n)
         loom_p2p_eager_max = (size_t)loom_env_size("LOOM_EAGER_MAX", 16384);
     /* The runtime's spin budget for a lone waiter, read the same way. */
     spin_ns = (uint64_t)loom_env_size("LOOM_SPIN_NS", 50000);
+    box_cap = (uint32_t)loom_env_size("LOOM_P2P_BOXES", 32);
+    box_after = (uint32_t)loom_env_size("LOOM_P2P_BOX_AFTER", 16);
     ranks = aligned_alloc(LOOM_CACHE_LINE, (size_t)n * sizeof *ranks);
     if (!ranks)
         return LOOM_ERR_NOMEM;
@@ -424,6 +499,79 @@ static inline void append_unexpected(struct p2p_rank *p, struct loom_envelope *e
                           memory_order_seq_cst);
 }
 
+/* ---- boxes ------------------------------------------------------------------ */
+
+/* The box from world rank src into p, or NULL. */
+static inline struct box_rx *box_from(struct p2p_rank *p, int src)
+{
+    /* acquire: the array's and the record's set-up by their opener. */
+    _Atomic(struct box_rx *) *in = atomic_load_explicit(&p->box_in, memory_order_acquire);
+    return in ? atomic_load_explicit(&in[src], memory_order_acquire) : NULL;
+}
+
+/* The word of box x's sender half if it holds a message not yet taken, else 0. */
+static inline uint32_t box_msg(struct box_rx *x, memory_order mo)
+{
+    uint32_t w = atomic_load_explicit(&x->half->word, mo);
+    uint32_t taken = atomic_load_explicit(&x->taken, memory_order_relaxed);
+    return BOX_COUNT(w) != (taken & 0xffu) ? w : 0;
+}
+
+/* True when one of p's boxes holds a message. */
+static inline bool boxes_ready(struct p2p_rank *p)
+{
+    /* acquire: the records below n_rx. */
+    uint32_t n = atomic_load_explicit(&p->n_rx, memory_order_acquire);
+    for (uint32_t k = 0; k < n; k++)
+        /* seq_cst: a parking owner's last look (Dekker with box_send). */
+        if (box_msg(&p->rx[k], memory_order_seq_cst))
+            return true;
+    return false;
+}
+
+/* Counts the message in x's sender half as taken; lock held. */
+static inline void box_taken(struct box_rx *x)
+{
+    /* release: our reads of the message before the acknowledgement that
+     * lets its sender reuse the half (box_ack reads this). */
+    atomic_store_explicit(&x->taken, atomic_load_explicit(&x->taken, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+/* Takes the message in box x into p's queues as rank me, if there is one:
+ * matches a posted receive, else queues it as unexpected. The sender's
+ * older messages are in p's queues already (its inbox messages are merged
+ * before it uses the box). Lock held. Returns true when the message went
+ * to the unexpected queue. */
+static bool box_take(struct p2p_rank *p, struct box_rx *x, int me)
+{
+    /* acquire: the envelope and payload its sender wrote. */
+    uint32_t w = box_msg(x, memory_order_acquire);
+    if (!w)
+        return false;
+    struct box_half *b = x->half;
+    size_t bytes = BOX_BYTES(w);
+    bool queued = false;
+    loom_req *r = take_posted(p, b->ctx, b->src, b->tag);
+    if (r) {
+        deliver_packed(r, b->data, bytes, b->src, b->tag);
+        complete(r, me);
+    } else {
+        struct loom_envelope *e = env_alloc(me, 0);
+        e->ctx = b->ctx;
+        e->src = b->src;
+        e->tag = b->tag;
+        e->bytes = bytes;
+        copy_tiny(e->data, b->data, bytes);
+        append_unexpected(p, e);
+        queued = true;
+    }
+    box_taken(x);
+    /* The owner acknowledges it at its next look (acks_flush). */
+    atomic_store_explicit(&p->ack_stale, true, memory_order_relaxed);
+    return queued;
+}
+
 /* ---- the inbox ------------------------------------------------------------ */
 
 /* True when the next inbox position of p holds a published message. */
@@ -431,27 +579,40 @@ static inline bool inbox_ready(struct p2p_rank *p)
 {
     uint64_t h = atomic_load_explicit(&p->inbox_head, memory_order_relaxed);
     /* seq_cst: a parking owner's last look (Dekker with inbox_send). */
-    return atomic_load_explicit(&p->inbox[h & INBOX_MASK].seq, memory_order_seq_cst) == h + 1;
+    return atomic_load_explicit(&p->inbox[h & INBOX_MASK].seq, memory_order_seq_cst) ==
+           (uint32_t)(h + 1);
+}
+
+/* True when a message waits in p's inbox or boxes. */
+static inline bool msgs_ready(struct p2p_rank *p)
+{
+    return inbox_ready(p) || boxes_ready(p);
 }
 
 /* Merges the inbox of p into its queues, as rank me, in position order: up
  * to the first position not yet published, or (all) up to every position
  * claimed so far, waiting for its claimer to publish it (claimers never
- * block between claim and publish). Lock held. Returns true when a message
- * went to the unexpected queue. */
+ * block between claim and publish). A message in its sender's box goes
+ * first: the sender used the inbox because the box was in use. Lock held.
+ * Returns true when a message went to the unexpected queue. */
 static bool inbox_merge(struct p2p_rank *p, int me, bool all)
 {
     uint64_t h0 = atomic_load_explicit(&p->inbox_head, memory_order_relaxed), h = h0;
     /* Our own earlier claims are below the tail we read (program order). */
     uint64_t end = all ? atomic_load_explicit(&p->inbox_tail, memory_order_relaxed) : UINT64_MAX;
-    bool queued = false;
+    bool queued = false, boxes = atomic_load_explicit(&p->n_rx, memory_order_relaxed) != 0;
     for (; h < end; h++) {
         struct inbox_slot *s = &p->inbox[h & INBOX_MASK];
         /* acquire: the envelope and payload its producer wrote. */
-        while (atomic_load_explicit(&s->seq, memory_order_acquire) != h + 1) {
+        while (atomic_load_explicit(&s->seq, memory_order_acquire) != (uint32_t)(h + 1)) {
             if (!all)
                 goto done;
             loom_cpu_relax();
+        }
+        if (boxes) {
+            struct box_rx *x = box_from(p, s->world);
+            if (x)
+                queued |= box_take(p, x, me);
         }
         loom_req *r = take_posted(p, s->ctx, s->src, s->tag);
         if (r) {
@@ -470,20 +631,11 @@ static bool inbox_merge(struct p2p_rank *p, int me, bool all)
     }
 done:
     if (h != h0)
-        /* release: our reads of these slots are done before producers reuse them. */
+        /* release: our reads of these slots are done before producers reuse
+         * them, and a sender that sees the head past its message knows it
+         * merged. */
         atomic_store_explicit(&p->inbox_head, h, memory_order_release);
     return queued;
-}
-
-/* Merges the calling rank's (me, state p) inbox if a message waits there. */
-static inline bool inbox_poll(struct p2p_rank *p, int me)
-{
-    if (LOOM_LIKELY(!inbox_ready(p)))
-        return false;
-    lock(p);
-    inbox_merge(p, me, false);
-    unlock(p);
-    return true;
 }
 
 /* Claims the next inbox position of p; false when the inbox is full. */
@@ -511,9 +663,9 @@ static inline bool inbox_claim(struct p2p_rank *p, uint64_t *pos_p)
 }
 
 /* Sends a tiny message into dest's inbox as world rank me; false when the
- * inbox is full. */
+ * inbox is full. *pos_p: the position it took. */
 static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, const void *buf,
-                              const struct loom_type *t, size_t bytes)
+                              const struct loom_type *t, size_t bytes, uint64_t *pos_p)
 {
     struct p2p_rank *p = &ranks[dest];
     uint64_t pos;
@@ -523,6 +675,7 @@ static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, 
     s->ctx = ctx;
     s->src = src;
     s->tag = tag;
+    s->world = me;
     s->bytes = (uint32_t)bytes;
     if (bytes) {
         if (LOOM_LIKELY(t->contig))
@@ -533,36 +686,329 @@ static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, 
     bool same = p->worker == ranks[me].worker;
     /* Publish the envelope and payload before the sequence number that tells
      * the merger they are there. */
-    atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+    atomic_store_explicit(&s->seq, (uint32_t)(pos + 1), memory_order_release);
     wake_rank(p, same);
+    *pos_p = pos;
+    return true;
+}
+
+/* ---- our half of a box ------------------------------------------------------ */
+
+/* Our (rank s's) state for the box with peer; NULL when boxes are off or
+ * out of memory. Owner only. */
+static inline struct box_out *box_out_of(struct p2p_rank *s, int peer)
+{
+    if (LOOM_UNLIKELY(!s->box_out)) {
+        if (!box_cap)
+            return NULL;
+        s->box_out = calloc((size_t)nranks, sizeof *s->box_out);
+        if (!s->box_out)
+            return NULL;
+    }
+    return &s->box_out[peer];
+}
+
+/* Makes half (of the box with peer) ours to write: for acknowledgements,
+ * and for messages once the peer takes them from it (open). Our tiny
+ * messages sent to peer so far may sit in its inbox: the box carries none
+ * until its merger has passed every position claimed now. */
+static void box_attach(struct box_out *o, struct box_half *half, int peer, bool open)
+{
+    if (!o->half) {
+        o->half = half;
+        o->word = 0; /* a new half; we are its only writer */
+    }
+    if (open && !o->open) {
+        o->open = true;
+        o->inbox_until = atomic_load_explicit(&ranks[peer].inbox_tail, memory_order_relaxed);
+    }
+}
+
+/* Stores in our half (o) that we took `taken` messages from the peer. */
+static inline void box_ack(struct box_out *o, uint32_t taken)
+{
+    uint32_t w = (o->word & ~0xff0000u) | (taken & 0xffu) << 16 | BOX_SET;
+    if (w == o->word)
+        return;
+    o->word = w;
+    /* release: our reads of the messages acknowledged before the sender
+     * reuses its half (it reads this with acquire). */
+    atomic_store_explicit(&o->half->word, w, memory_order_release);
+}
+
+/* Acknowledges what was taken from box x into rank s (the caller). */
+static void box_ack_rx(struct p2p_rank *s, struct box_rx *x)
+{
+    struct box_out *o = box_out_of(s, x->from);
+    if (!o)
+        return;
+    if (!o->half)
+        box_attach(o, box_other(x->half), x->from, false);
+    /* acquire: the taker's reads of the messages are done. */
+    box_ack(o, atomic_load_explicit(&x->taken, memory_order_acquire));
+}
+
+/* Acknowledges what was taken from s's boxes; owner only. */
+static void box_ack_all(struct p2p_rank *s)
+{
+    s->ack_due = NULL;
+    atomic_store_explicit(&s->ack_stale, false, memory_order_relaxed);
+    uint32_t n = atomic_load_explicit(&s->n_rx, memory_order_acquire);
+    for (uint32_t k = 0; k < n; k++)
+        box_ack_rx(s, &s->rx[k]);
+}
+
+/* Acknowledges box messages taken by s (the caller) or by others for it
+ * and not yet acknowledged, so that their senders may use the boxes again. */
+static inline void acks_flush(struct p2p_rank *s)
+{
+    if (LOOM_UNLIKELY(s->ack_due || atomic_load_explicit(&s->ack_stale, memory_order_relaxed)))
+        box_ack_all(s);
+}
+
+/* ---- merging --------------------------------------------------------------- */
+
+/* Merges what waits in p's boxes and inbox into its queues, as rank me;
+ * lock held. Returns true when a message went to the unexpected queue. */
+static bool drain(struct p2p_rank *p, int me)
+{
+    bool queued = false;
+    uint32_t n = atomic_load_explicit(&p->n_rx, memory_order_relaxed);
+    for (uint32_t k = 0; k < n; k++)
+        queued |= box_take(p, &p->rx[k], me);
+    return inbox_merge(p, me, false) || queued;
+}
+
+/* Merges the calling rank's (me, state p) boxes and inbox if a message
+ * waits there, and acknowledges what it took from its boxes. */
+static inline bool msgs_poll(struct p2p_rank *p, int me)
+{
+    if (LOOM_LIKELY(!msgs_ready(p)))
+        return false;
+    lock(p);
+    drain(p, me);
+    unlock(p);
+    acks_flush(p);
+    return true;
+}
+
+/* ---- opening a box ----------------------------------------------------------- */
+
+/* Sets up p's box arrays (lock held); false when out of memory. */
+static bool box_arrays(struct p2p_rank *p)
+{
+    if (atomic_load_explicit(&p->box_in, memory_order_relaxed))
+        return true;
+    _Atomic(struct box_rx *) *in = calloc((size_t)nranks, sizeof *in);
+    struct box_rx *rx = calloc(box_cap, sizeof *rx);
+    if (!in || !rx) {
+        free(in);
+        free(rx);
+        return false;
+    }
+    p->rx = rx;
+    /* release: the zeroed array before readers use it. */
+    atomic_store_explicit(&p->box_in, in, memory_order_release);
+    return true;
+}
+
+/* Registers half as the box from world rank `from` into p; lock held. */
+static void box_register(struct p2p_rank *p, struct box_half *half, int from)
+{
+    uint32_t n = atomic_load_explicit(&p->n_rx, memory_order_relaxed);
+    struct box_rx *x = &p->rx[n];
+    x->half = half;
+    x->from = from;
+    atomic_store_explicit(&x->taken,
+                          BOX_COUNT(atomic_load_explicit(&half->word, memory_order_relaxed)),
+                          memory_order_relaxed);
+    _Atomic(struct box_rx *) *in = atomic_load_explicit(&p->box_in, memory_order_relaxed);
+    /* release: the record before readers find it. */
+    atomic_store_explicit(&in[from], x, memory_order_release);
+    atomic_store_explicit(&p->n_rx, n + 1, memory_order_release);
+}
+
+/* True when p can take one more box (lock held). */
+static bool box_room(struct p2p_rank *p)
+{
+    return atomic_load_explicit(&p->n_rx, memory_order_relaxed) < box_cap && box_arrays(p);
+}
+
+/* Opens the box of world ranks me and dest (me != dest; o: our state for
+ * it) for both directions where each has room: one line, registered with
+ * both under their locks (the lower rank's first). Our earlier tiny
+ * messages are merged into dest's queues first, so the box's come after
+ * them. Leaves o->half NULL (and o->no_room set) when dest has no room. */
+static void box_open(int me, int dest, struct box_out *o)
+{
+    struct p2p_rank *p = &ranks[dest], *s = &ranks[me];
+    struct p2p_rank *first = me < dest ? s : p, *second = me < dest ? p : s;
+    lock(first);
+    lock(second);
+    if (box_from(p, me) || !box_room(p)) {
+        /* No room, or the box exists (dest opened it; we attach lazily). */
+        struct box_rx *back = box_from(s, dest);
+        unlock(second);
+        unlock(first);
+        if (back && box_from(p, me))
+            box_attach(o, box_other(back->half), dest, true);
+        else
+            o->no_room = true;
+        return;
+    }
+    struct pair_box *line = aligned_alloc(LOOM_CACHE_LINE, sizeof *line);
+    if (!line) {
+        unlock(second);
+        unlock(first);
+        o->no_room = true;
+        return;
+    }
+    memset(line, 0, sizeof *line);
+    struct box_half *mine = &line->half[me < dest ? 0 : 1];
+    bool queued = inbox_merge(p, me, true);
+    box_register(p, mine, me);
+    if (!box_from(s, dest) && box_room(s))
+        box_register(s, box_other(mine), dest);
+    unlock(second);
+    unlock(first);
+    if (queued)
+        wake_rank(p, p->worker == s->worker);
+    o->half = mine;
+    o->open = true;
+    o->word = 0;
+    o->inbox_until = 0;
+}
+
+/* ---- sending through a box --------------------------------------------------- */
+
+/* Sends a tiny message through our half o of the box with dest, as world
+ * rank me; false when our last message there is not taken yet, or one of
+ * ours may still sit in dest's inbox (the box would overtake it). */
+static inline bool box_send(struct box_out *o, int dest, int me, uint32_t ctx, int src, int tag,
+                            const void *buf, const struct loom_type *t, size_t bytes)
+{
+    struct p2p_rank *p = &ranks[dest], *s = &ranks[me];
+    if (LOOM_UNLIKELY(o->inbox_until)) {
+        /* acquire: the merge of our inbox messages is done. */
+        if (atomic_load_explicit(&p->inbox_head, memory_order_acquire) < o->inbox_until)
+            return false;
+        o->inbox_until = 0;
+    }
+    struct box_half *b = o->half;
+    /* acquire: whoever took our last message there has finished reading it. */
+    if (BOX_ACK(atomic_load_explicit(&box_other(b)->word, memory_order_acquire)) !=
+        BOX_COUNT(o->word))
+        return false;
+    b->ctx = ctx;
+    b->src = src;
+    b->tag = tag;
+    if (bytes) {
+        if (LOOM_LIKELY(t->contig))
+            copy_tiny(b->data, (const char *)buf + t->true_lb, bytes);
+        else
+            loom_type_pack(b->data, buf, t, 0, bytes);
+    }
+    /* The same store acknowledges what we took from dest's half: the line
+     * moves once for both (a reply carries the ack of its request). */
+    uint32_t ack = o->word >> 16 & 0xffu;
+    struct box_rx *x = s->ack_due;
+    if (x && x->from == dest) {
+        ack = atomic_load_explicit(&x->taken, memory_order_relaxed) & 0xffu;
+        s->ack_due = NULL;
+    }
+    uint32_t w = (uint32_t)bytes | ((BOX_COUNT(o->word) + 1) & 0xffu) << 8 | ack << 16 | BOX_SET;
+    o->word = w;
+    /* Publish the message before the word that tells the receiver it is there. */
+    atomic_store_explicit(&b->word, w, memory_order_release);
+    wake_rank(p, p->worker == s->worker);
+    return true;
+}
+
+/* Sends a tiny message from world rank me to dest: through their box when
+ * it is open and free, else into dest's inbox (opening the box after
+ * box_after messages). False when neither had room (use a request). */
+static inline bool tiny_send(int dest, int me, uint32_t ctx, int src, int tag, const void *buf,
+                             const struct loom_type *t, size_t bytes)
+{
+    struct box_out *o = dest != me ? box_out_of(&ranks[me], dest) : NULL;
+    if (LOOM_LIKELY(o != NULL) && bytes <= LOOM_P2P_BOX_BYTES) {
+        if (LOOM_UNLIKELY(!o->open)) {
+            struct box_rx *back = box_from(&ranks[me], dest);
+            if (back && box_from(&ranks[dest], me))
+                box_attach(o, box_other(back->half), dest, true); /* dest opened it */
+            else if (!o->no_room && ++o->sent >= box_after)
+                box_open(me, dest, o);
+        }
+        if (o->open && box_send(o, dest, me, ctx, src, tag, buf, t, bytes))
+            return true;
+    }
+    uint64_t pos;
+    if (!inbox_send(dest, me, ctx, src, tag, buf, t, bytes, &pos))
+        return false;
+    if (o && o->open)
+        o->inbox_until = pos + 1;
     return true;
 }
 
 bool loom_p2p_send_tiny(const void *buf, const struct loom_type *type, size_t bytes, uint32_t ctx,
                         int my_comm_rank, int tag, int dest_world, int my_world)
 {
-    return inbox_send(dest_world, my_world, ctx, my_comm_rank, tag, buf, type, bytes);
+    return tiny_send(dest_world, my_world, ctx, my_comm_rank, tag, buf, type, bytes);
 }
 
-/* Takes the head of p's inbox if it matches; lock held. */
-static bool take_head(struct p2p_rank *p, void *buf, const struct loom_type *t, size_t cap,
-                      uint32_t ctx, int src, int tag, int *src_p, int *tag_p, size_t *bytes_p)
+/* ---- receiving without a request ------------------------------------------ */
+
+/* Copies a tiny message out to the user's buffer. */
+static inline void take_out(void *buf, const struct loom_type *t, size_t cap, const char *data,
+                            size_t bytes)
 {
-    if (p->posted_head || p->unexp_head)
-        return false; /* they come first */
+    size_t n = bytes < cap ? bytes : cap;
+    if (n) {
+        if (LOOM_LIKELY(t->contig))
+            copy_tiny((char *)buf + t->true_lb, data, n);
+        else
+            loom_type_unpack(buf, t, data, 0, n);
+    }
+}
+
+/* Takes the oldest message for a receive (ctx, src, tag) straight into buf
+ * if it is there and matches: the one in box x (from the receive's source;
+ * NULL for none or a wildcard source), else the head of the inbox unless
+ * its sender's box holds an older one. p (rank me) has no posted receive
+ * and no unexpected message. Lock held. A message taken from the box is
+ * acknowledged later (box_send carries it back with the reply). */
+static bool take_tiny(struct p2p_rank *p, struct box_rx *x, void *buf, const struct loom_type *t,
+                      size_t cap, uint32_t ctx, int src, int tag, int *src_p, int *tag_p,
+                      size_t *bytes_p)
+{
+    if (x) {
+        /* acquire: the envelope and payload its sender wrote. */
+        uint32_t w = box_msg(x, memory_order_acquire);
+        if (w) {
+            struct box_half *b = x->half;
+            if (!matches(ctx, src, tag, b->ctx, b->src, b->tag))
+                return false;
+            take_out(buf, t, cap, b->data, BOX_BYTES(w));
+            *src_p = b->src;
+            *tag_p = b->tag;
+            *bytes_p = BOX_BYTES(w);
+            box_taken(x);
+            p->ack_due = x;
+            return true;
+        }
+    }
     uint64_t h = atomic_load_explicit(&p->inbox_head, memory_order_relaxed);
     struct inbox_slot *s = &p->inbox[h & INBOX_MASK];
     /* acquire: the envelope and payload its producer wrote. */
-    if (atomic_load_explicit(&s->seq, memory_order_acquire) != h + 1 ||
+    if (atomic_load_explicit(&s->seq, memory_order_acquire) != (uint32_t)(h + 1) ||
         !matches(ctx, src, tag, s->ctx, s->src, s->tag))
         return false;
-    size_t n = s->bytes < cap ? s->bytes : cap;
-    if (n) {
-        if (LOOM_LIKELY(t->contig))
-            copy_tiny((char *)buf + t->true_lb, s->data, n);
-        else
-            loom_type_unpack(buf, t, s->data, 0, n);
+    if (atomic_load_explicit(&p->n_rx, memory_order_relaxed)) {
+        struct box_rx *sx = box_from(p, s->world);
+        if (sx && box_msg(sx, memory_order_relaxed))
+            return false; /* the box's message is older */
     }
+    take_out(buf, t, cap, s->data, s->bytes);
     *src_p = s->src;
     *tag_p = s->tag;
     *bytes_p = s->bytes;
@@ -571,25 +1017,39 @@ static bool take_head(struct p2p_rank *p, void *buf, const struct loom_type *t, 
     return true;
 }
 
+/* True when a message for a receive may have arrived: in x (the box from
+ * its source), else in the inbox or, without x, in any box (a wildcard's
+ * message, or a box opened meanwhile: take_tiny then leaves it to the
+ * general path). */
+static inline bool tiny_arrived(struct p2p_rank *p, struct box_rx *x)
+{
+    if (x)
+        return box_msg(x, memory_order_acquire) || inbox_ready(p);
+    return inbox_ready(p) || boxes_ready(p);
+}
+
 bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uint32_t ctx, int src,
-                        int tag, int me, int *src_p, int *tag_p, size_t *bytes_p)
+                        int src_world, int tag, int me, int *src_p, int *tag_p, size_t *bytes_p)
 {
     struct p2p_rank *p = &ranks[me];
+    acks_flush(p); /* what no reply carried back */
+    struct box_rx *x = src_world >= 0 ? box_from(p, src_world) : NULL;
     uint32_t useq = atomic_load_explicit(&p->unexp_seq, memory_order_acquire);
-    if (!inbox_ready(p) && loom_sched_others_ready())
+    if (!tiny_arrived(p, x) && loom_sched_others_ready())
         return false; /* let them run: the general path parks */
     lock(p);
     bool idle = !p->posted_head && !p->unexp_head;
-    bool got = idle && take_head(p, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
+    bool got = idle && take_tiny(p, x, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
     unlock(p);
     if (got || !idle)
         return got;
-    /* Wait for the inbox while alone on the worker; anything else (a
-     * message queued by a locked-path sender, another rank to run, a long
-     * wait that should park) goes to the general path. */
+    /* Wait for the box or the inbox while alone on the worker; anything
+     * else (a message queued by a locked-path sender, a box opened
+     * meanwhile, another rank to run, a long wait that should park) goes
+     * to the general path. */
     uint64_t t0 = 0;
     for (unsigned i = 1;; i++) {
-        if (inbox_ready(p))
+        if (tiny_arrived(p, x))
             break;
         if (atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) != useq)
             return false;
@@ -609,7 +1069,7 @@ bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uin
     /* A locked-path sender may have merged the inbox (older messages, now
      * unexpected) and appended its own since the loop's last look at
      * unexp_seq: the head is then not the oldest message. */
-    got = !p->unexp_head && take_head(p, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
+    got = !p->unexp_head && take_tiny(p, x, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
     unlock(p);
     return got;
 }
@@ -627,7 +1087,7 @@ bool loom_p2p_progress(void)
     struct loom_rank *r = loom_rank_self();
     if (!r || !ranks)
         return false;
-    return inbox_poll(&ranks[r->rank], r->rank);
+    return msgs_poll(&ranks[r->rank], r->rank);
 }
 
 /* ---- waiting ---------------------------------------------------------------- */
@@ -644,7 +1104,7 @@ struct rank_watch {
 static bool rank_watch_ready(const void *arg)
 {
     const struct rank_watch *w = arg;
-    return w->cond(w->arg) || inbox_ready(w->p);
+    return w->cond(w->arg) || msgs_ready(w->p);
 }
 
 /* Waits, as rank me (state p), until cond(arg), merging the inbox meanwhile:
@@ -655,11 +1115,12 @@ static bool rank_watch_ready(const void *arg)
 static inline __attribute__((always_inline)) void rank_wait(struct p2p_rank *p, int me,
                                                             wait_cond cond, const void *arg)
 {
+    acks_flush(p);
     struct loom_ult *self = loom_ult_self();
     if (!self) {
         /* Not a ULT (a singleton's main thread): nothing to switch to. */
         for (unsigned i = 1; !cond(arg); i++)
-            if (!inbox_poll(p, me)) {
+            if (!msgs_poll(p, me)) {
                 if (i < 4096)
                     loom_cpu_relax();
                 else
@@ -674,7 +1135,7 @@ static inline __attribute__((always_inline)) void rank_wait(struct p2p_rank *p, 
         for (unsigned i = 1;; i++) {
             if (cond(arg))
                 goto out;
-            if (inbox_poll(p, me))
+            if (msgs_poll(p, me))
                 continue;
             if ((i & 63) == 1 && loom_sched_others_ready())
                 break;
@@ -689,12 +1150,12 @@ static inline __attribute__((always_inline)) void rank_wait(struct p2p_rank *p, 
             if (i > LOOM_WAIT_FAST_POLLS)
                 loom_cpu_relax();
         }
-        /* seq_cst: registered before cond's and inbox_ready's last look. */
+        /* seq_cst: registered before cond's and msgs_ready's last look. */
         atomic_exchange_explicit(&p->waiter, self, memory_order_seq_cst);
         registered = true;
         if (cond(arg))
             break;
-        if (inbox_ready(p))
+        if (msgs_ready(p))
             continue;
         struct rank_watch rw = {p, cond, arg};
         loom_ult_park_watched(rank_watch_ready, &rw);
@@ -751,16 +1212,22 @@ void loom_p2p_start_send(loom_req *req, int my_comm_rank)
     int dest = loom_comm_world_rank(req->comm, req->peer);
     req->dest_world = dest;
     if (req->mode != LOOM_MODE_SYNC && req->bytes <= LOOM_P2P_INBOX_BYTES &&
-        inbox_send(dest, me, req->ctx, my_comm_rank, req->tag, req->buf, req->type, req->bytes)) {
+        tiny_send(dest, me, req->ctx, my_comm_rank, req->tag, req->buf, req->type, req->bytes)) {
         atomic_store_explicit(&req->done, 1, memory_order_release);
         return;
     }
     struct p2p_rank *p = &ranks[dest];
     uint32_t ctx = req->ctx;
     int tag = req->tag;
+    struct box_out *o = ranks[me].box_out ? &ranks[me].box_out[dest] : NULL;
     lock(p);
-    /* Earlier tiny messages (ours among them) are matched first. */
-    bool queued = inbox_merge(p, me, true);
+    /* Our earlier tiny messages are matched first: the one in our box,
+     * then the inbox (where other senders' boxes go before their slots). */
+    struct box_rx *x = o && o->open ? box_from(p, me) : NULL;
+    bool queued = x && box_take(p, x, me);
+    queued |= inbox_merge(p, me, true);
+    if (o)
+        o->inbox_until = 0;
     loom_req *r = take_posted(p, ctx, my_comm_rank, tag);
     if (r) {
         unlock(p);
@@ -856,12 +1323,13 @@ void loom_p2p_start_recv(loom_req *req)
     else
         p->posted_head = req;
     p->posted_tail = req;
-    /* Messages already in the inbox count as arriving after this receive
-     * was posted (each sender's order holds: see inbox_merge); merging now
-     * can match this receive without an envelope. */
-    if (inbox_ready(p))
-        inbox_merge(p, me, false);
+    /* Messages already in the boxes and inbox count as arriving after this
+     * receive was posted (each sender's order holds: see inbox_merge);
+     * merging now can match this receive without an envelope. */
+    if (msgs_ready(p))
+        drain(p, me);
     unlock(p);
+    acks_flush(p);
 }
 
 struct loom_envelope *loom_p2p_probe(int world_rank, uint32_t ctx, int src, int tag, bool remove,
@@ -869,8 +1337,8 @@ struct loom_envelope *loom_p2p_probe(int world_rank, uint32_t ctx, int src, int 
 {
     struct p2p_rank *p = &ranks[world_rank];
     lock(p);
-    if (inbox_ready(p))
-        inbox_merge(p, world_rank, false);
+    if (msgs_ready(p))
+        drain(p, world_rank);
     struct loom_envelope *e = take_unexpected(p, ctx, src, tag, remove);
     if (e) {
         seen->src = e->src;
@@ -913,9 +1381,9 @@ bool loom_p2p_cancel(loom_req *req)
     if (req->kind == LOOM_REQ_RECV) {
         struct p2p_rank *p = &ranks[me];
         lock(p);
-        /* A message waiting in the inbox for this receive matches it. */
-        if (inbox_ready(p))
-            inbox_merge(p, me, false);
+        /* A message waiting in a box or the inbox for this receive matches it. */
+        if (msgs_ready(p))
+            drain(p, me);
         loom_req *r = p->posted_head, *prev = NULL;
         for (; r && r != req; prev = r, r = r->next)
             ;

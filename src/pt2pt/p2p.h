@@ -4,7 +4,15 @@
  * Every rank has one matching state: a FIFO of posted receives and a FIFO of
  * unexpected messages, under the rank's own lock (no global lock), and an
  * inbox: a ring of 64 one-cache-line slots that any rank may fill without
- * the lock. A sender:
+ * the lock, and a box with each rank it talks to often: one cache line per
+ * pair of ranks, half for each direction. A sender:
+ *  - up to LOOM_P2P_BOX_BYTES, once the pair has a box (opened after
+ *    LOOM_P2P_BOX_AFTER tiny messages, at most LOOM_P2P_BOXES per
+ *    receiver) and its half is free: writes envelope and payload into its
+ *    half and publishes them with one store that also acknowledges what it
+ *    took from the other half, so a reply travels in the line its request
+ *    came in and nothing else moves. The receiver polls its boxes with its
+ *    inbox and acknowledges in its next store to the line.
  *  - tiny message (<= LOOM_P2P_INBOX_BYTES, not synchronous mode): claims an
  *    inbox slot of the receiver, writes envelope and payload into that one
  *    line and publishes it. The receiver merges its inbox (matching posted
@@ -23,9 +31,11 @@
  *      when it matches, and completes the send request.
  * Messages from one sender to one receiver enter the receiver's queues in
  * the order they were sent (inbox positions are claimed in program order and
- * merged in position order; the locked path merges the whole inbox before it
- * matches), and matching scans in FIFO order, so MPI's non-overtaking rule
- * holds with wildcards too. Requests, envelopes and cells come from pools (no
+ * merged in position order; a sender uses its box only once its inbox
+ * messages are merged, a message in the box goes before the sender's later
+ * inbox messages, and the locked path takes the sender's box message and
+ * merges the whole inbox before it matches), and matching scans in FIFO
+ * order, so MPI's non-overtaking rule holds with wildcards too. Requests, envelopes and cells come from pools (no
  * malloc once warm).
  *
  * Waiting: only a rank's own ULT waits for its requests (one waiter per
@@ -155,6 +165,8 @@ static inline bool loom_req_test(const loom_req *req)
 
 /* Tiny messages (<= this many bytes) travel in one inbox slot. */
 #define LOOM_P2P_INBOX_BYTES 40
+/* ... or, up to this many, in the box of the pair of ranks. */
+#define LOOM_P2P_BOX_BYTES 16
 /* A standard or ready send of a tiny message without a request, by world
  * rank my_world: true when it went into dest_world's inbox (the send is
  * complete), false when that inbox was full (use a request). */
@@ -171,7 +183,7 @@ bool loom_p2p_send_tiny(const void *buf, const struct loom_type *type, size_t by
  * match, a message arrived the locked way, other ranks of the worker are
  * ready, or nothing came within the spin budget. */
 bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uint32_t ctx, int src,
-                        int tag, int me, int *src_p, int *tag_p, size_t *bytes_p);
+                        int src_world, int tag, int me, int *src_p, int *tag_p, size_t *bytes_p);
 
 /* What a probe saw of a message. */
 struct loom_probe {
