@@ -694,6 +694,17 @@ static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, 
 
 /* ---- our half of a box ------------------------------------------------------ */
 
+/* Zeroed memory in whole cache lines of its own: one rank's state shares
+ * no line with another's (a shared line would move with every message). */
+static void *zalloc_lines(size_t n)
+{
+    n = (n + LOOM_CACHE_LINE - 1) & ~(size_t)(LOOM_CACHE_LINE - 1);
+    void *p = aligned_alloc(LOOM_CACHE_LINE, n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
 /* Our (rank s's) state for the box with peer; NULL when boxes are off or
  * out of memory. Owner only. */
 static inline struct box_out *box_out_of(struct p2p_rank *s, int peer)
@@ -701,7 +712,7 @@ static inline struct box_out *box_out_of(struct p2p_rank *s, int peer)
     if (LOOM_UNLIKELY(!s->box_out)) {
         if (!box_cap)
             return NULL;
-        s->box_out = calloc((size_t)nranks, sizeof *s->box_out);
+        s->box_out = zalloc_lines((size_t)nranks * sizeof *s->box_out);
         if (!s->box_out)
             return NULL;
     }
@@ -799,8 +810,8 @@ static bool box_arrays(struct p2p_rank *p)
 {
     if (atomic_load_explicit(&p->box_in, memory_order_relaxed))
         return true;
-    _Atomic(struct box_rx *) *in = calloc((size_t)nranks, sizeof *in);
-    struct box_rx *rx = calloc(box_cap, sizeof *rx);
+    _Atomic(struct box_rx *) *in = zalloc_lines((size_t)nranks * sizeof *in);
+    struct box_rx *rx = zalloc_lines(box_cap * sizeof *rx);
     if (!in || !rx) {
         free(in);
         free(rx);
@@ -884,8 +895,10 @@ static void box_open(int me, int dest, struct box_out *o)
 /* Sends a tiny message through our half o of the box with dest, as world
  * rank me; false when our last message there is not taken yet, or one of
  * ours may still sit in dest's inbox (the box would overtake it). */
-static inline bool box_send(struct box_out *o, int dest, int me, uint32_t ctx, int src, int tag,
-                            const void *buf, const struct loom_type *t, size_t bytes)
+static inline __attribute__((always_inline)) bool box_send(struct box_out *o, int dest, int me,
+                                                           uint32_t ctx, int src, int tag,
+                                                           const void *buf,
+                                                           const struct loom_type *t, size_t bytes)
 {
     struct p2p_rank *p = &ranks[dest], *s = &ranks[me];
     if (LOOM_UNLIKELY(o->inbox_until)) {
@@ -927,8 +940,9 @@ static inline bool box_send(struct box_out *o, int dest, int me, uint32_t ctx, i
 /* Sends a tiny message from world rank me to dest: through their box when
  * it is open and free, else into dest's inbox (opening the box after
  * box_after messages). False when neither had room (use a request). */
-static inline bool tiny_send(int dest, int me, uint32_t ctx, int src, int tag, const void *buf,
-                             const struct loom_type *t, size_t bytes)
+static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, uint32_t ctx, int src,
+                                                            int tag, const void *buf,
+                                                            const struct loom_type *t, size_t bytes)
 {
     struct box_out *o = dest != me ? box_out_of(&ranks[me], dest) : NULL;
     if (LOOM_LIKELY(o != NULL) && bytes <= LOOM_P2P_BOX_BYTES) {
@@ -977,9 +991,9 @@ static inline void take_out(void *buf, const struct loom_type *t, size_t cap, co
  * its sender's box holds an older one. p (rank me) has no posted receive
  * and no unexpected message. Lock held. A message taken from the box is
  * acknowledged later (box_send carries it back with the reply). */
-static bool take_tiny(struct p2p_rank *p, struct box_rx *x, void *buf, const struct loom_type *t,
-                      size_t cap, uint32_t ctx, int src, int tag, int *src_p, int *tag_p,
-                      size_t *bytes_p)
+static inline __attribute__((always_inline)) bool
+take_tiny(struct p2p_rank *p, struct box_rx *x, void *buf, const struct loom_type *t, size_t cap,
+          uint32_t ctx, int src, int tag, int *src_p, int *tag_p, size_t *bytes_p)
 {
     if (x) {
         /* acquire: the envelope and payload its sender wrote. */
@@ -1062,7 +1076,7 @@ bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uin
             else if (now - t0 >= spin_ns)
                 return false;
         }
-        if (i > LOOM_WAIT_FAST_POLLS) /* a pause costs half a transfer: none at first */
+        if (i > LOOM_WAIT_FAST_POLLS) /* see ult.h */
             loom_cpu_relax();
     }
     lock(p);
