@@ -190,6 +190,7 @@ static struct {
  * run directly), so its TLS is static and needs no __tls_get_addr call. */
 static __thread struct worker *tls_worker __attribute__((tls_model("initial-exec")));
 __thread void *loom_ult_tls_data __attribute__((tls_model("initial-exec")));
+unsigned loom_wait_fast_polls;
 
 /* ---- futex ---------------------------------------------------------------- */
 
@@ -541,6 +542,7 @@ int loom_sched_init(const struct loom_sched_params *params)
     if (!params || params->nworkers < 1 || g.workers)
         goto err;
     int n = params->nworkers;
+    loom_wait_fast_polls = (unsigned)loom_env_size("LOOM_FAST_POLLS", 0);
 
     rc = LOOM_ERR_NOMEM;
     g.workers = aligned_alloc(LOOM_CACHE_LINE, sizeof(struct worker) * (size_t)n);

@@ -95,9 +95,14 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot);
 bool loom_ult_wait_for(loom_cond_fn done, const void *arg, loom_waiter_slot *slot,
                        uint64_t timeout_ns);
 
-/* Polls a lone waiter makes before it adds a pause to each poll (a pause
- * costs tens of ns on recent x86, as much as the transfer waited for). */
-#define LOOM_WAIT_FAST_POLLS 2048u
+/* Polls a lone waiter makes before it adds a pause to each poll
+ * (LOOM_FAST_POLLS, default 0). A pause costs ~25 ns on the AMD EPYC
+ * machines measured, yet a waiter that pauses sees a line its peer writes
+ * sooner: loads that never pause keep pulling the line back while the
+ * writer waits to own it (one-way line bounce 58 -> 39 ns, Loom's 8-byte
+ * latency 99 -> 85 ns; docs/pt2pt-perf.md). */
+extern unsigned loom_wait_fast_polls;
+#define LOOM_WAIT_FAST_POLLS loom_wait_fast_polls
 
 /* loom_ult_notify() once *slot was seen holding a waiter. */
 void loom_ult_notify_slow(loom_waiter_slot *slot);
