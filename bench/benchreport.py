@@ -212,10 +212,10 @@ BENCH_ORDER = ["startup", "latency", "bw", "bibw", "mbw_mr", "barrier", "bcast",
                "alltoallv", "alltoallw", "reduce", "allreduce", "reduce_scatter",
                "reduce_scatter_block", "scan", "exscan", "ibarrier", "ibcast", "ireduce",
                "iallreduce", "iallgather", "ialltoall", "igather", "iscatter", "memcpy",
-               "cacheline", "slotline", "floor_allreduce", "floor_bcast"]
+               "cacheline", "slotline", "pairline", "floor_allreduce", "floor_bcast"]
 
 # Physical limits (mpi "limits"): reported in their own section, not plotted.
-LIMIT_BENCHES = ("memcpy", "cacheline", "slotline", "floor_allreduce", "floor_bcast")
+LIMIT_BENCHES = ("memcpy", "cacheline", "slotline", "pairline", "floor_allreduce", "floor_bcast")
 
 
 def bench_order(b):
@@ -315,9 +315,12 @@ def limits_section(data):
     rt = data.extra("cacheline", 2, "hot", 64, "limits", "round_trip_us")
     mpis = compared_mpis(data)
     slot = data.value("slotline", 2, "hot", 8, "limits")
+    pair = data.value("pairline", 2, "hot", 8, "limits")
     if cl is not None:
         out.append("Cache-line round trip between two cores: **%.0f ns** "
-                   "(one-way %.0f ns), the floor for any intra-node message.\n"
+                   "(one-way %.0f ns), the floor for any intra-node message; the best of "
+                   "polling back to back and polling with a pause (`bench/cacheline.c`; which "
+                   "is faster depends on the CPU).\n"
                    % ((rt or 2 * cl) * 1e3, cl * 1e3))
         if slot is not None:
             out.append("A message through a slot of the receiver's inbox, each direction in "
@@ -325,6 +328,12 @@ def limits_section(data):
                        "**%.0f ns** one-way, %.2f× the line's one-way time: what any protocol "
                        "pays whose reply travels in another line than the request.\n"
                        % (slot * 1e3, slot / cl))
+        if pair is not None:
+            out.append("A message through the box of a pair of ranks, both directions in one "
+                       "line and each reply acknowledging its request in the same store, with "
+                       "no MPI work around it (`bench/pairline.c`, Loom's protocol for tiny "
+                       "messages between ranks that talk often): **%.0f ns** one-way, %.2f× "
+                       "the line's.\n" % (pair * 1e3, pair / cl))
         rows = []
         lat_sizes = [s for s in (0, 1, 8) if data.value("latency", 2, "hot", s, mpis[0] if mpis else "")
                      is not None or any(data.value("latency", 2, "hot", s, m) is not None for m in mpis)]
@@ -335,11 +344,14 @@ def limits_section(data):
                 cell = NA if v is None else "%s µs = %.1f× one-way" % (fmt_val(v), v / cl)
                 if v is not None and slot:
                     cell += ", %.2f× slot" % (v / slot)
+                if v is not None and pair:
+                    cell += ", %.2f× box" % (v / pair)
                 row.append(cell)
             rows.append(row)
         if rows:
+            floors = [n for n, v in (("the inbox slot's", slot), ("the pair box's", pair)) if v]
             out.append("Point-to-point latency (2 ranks) against the cache-line one-way time%s:\n"
-                       % (" and the inbox slot's" if slot else ""))
+                       % ((" and " + " and ".join(floors)) if floors else ""))
             out.append(md_table(["Size"] + [mpi_name(m) for m in mpis], rows))
             out.append("")
     rows = []

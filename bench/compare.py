@@ -285,7 +285,7 @@ def build_limits(outdir):
     os.makedirs(d, exist_ok=True)
     out = {}
     cc = shutil.which("cc") or shutil.which("gcc") or "cc"
-    for t in ("memcpy_bw", "cacheline", "slotline", "collfloor"):
+    for t in ("memcpy_bw", "cacheline", "slotline", "pairline", "collfloor"):
         exe = os.path.join(d, t)
         p = subprocess.run([cc] + CFLAGS + ["-pthread", "-o", exe, os.path.join(HERE, t + ".c")],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -594,8 +594,9 @@ def main(argv=None):
     def run_floors(rep):
         """Two-core floors, once per repeat (the report takes their medians,
         as it does the MPIs'): a line bounced, a message through an inbox
-        slot, the OSU loop of an 8-byte Allreduce and Bcast with no MPI."""
-        for t in ("cacheline", "slotline", "collfloor"):
+        slot and through a pair's box, the OSU loop of an 8-byte Allreduce
+        and Bcast with no MPI."""
+        for t in ("cacheline", "slotline", "pairline", "collfloor"):
             if exes.get(t) and ncores() >= 2:
                 rc, so, se, _ = run_cmd([exes[t], "--json", "-i",
                                          "200000" if args.quick else "1000000"], {}, 60)

@@ -214,7 +214,7 @@ class ReportTest(unittest.TestCase):
 
 
 class FloorsTest(unittest.TestCase):
-    """The two-core floors (slotline, collfloor) in the limits section."""
+    """The two-core floors (slotline, pairline, collfloor) in the limits section."""
 
     def recs(self, with_floors=True):
         recs = [dict(type="config", mpis=["loom", "openmpi", "mpich"], subject="loom"),
@@ -227,15 +227,17 @@ class FloorsTest(unittest.TestCase):
             # medians over repeats, as for the MPIs
             recs += [result("limits", "slotline", 8, v, repeat=i)
                      for i, v in enumerate((0.055, 0.060, 0.200))]
-            recs += [result("limits", "floor_allreduce", 8, 0.075),
+            recs += [result("limits", "pairline", 8, 0.040),
+                     result("limits", "floor_allreduce", 8, 0.075),
                      result("limits", "floor_bcast", 8, 0.065)]
         return recs
 
     def test_floors_and_ratios(self):
         md = br.make_report(br.Data(self.recs()))
         self.assertIn("**60 ns** one-way, 1.20× the line's", md)
+        self.assertIn("**40 ns** one-way, 0.80× the line's", md)
         lat = [l for l in md.splitlines() if l.startswith("| 8 B | 0.080")][0]
-        self.assertIn("1.6× one-way, 1.33× slot", lat)
+        self.assertIn("1.6× one-way, 1.33× slot, 2.00× box", lat)
         row = [l for l in md.splitlines() if l.startswith("| allreduce | 0.075 |")][0]
         cells = [c.strip() for c in row.strip("|").split("|")]
         self.assertEqual(cells[2], "0.120 (1.60×)")
@@ -246,10 +248,12 @@ class FloorsTest(unittest.TestCase):
         # limits are not results of their own
         self.assertNotIn("### floor_allreduce", md)
         self.assertNotIn("### slotline", md)
+        self.assertNotIn("### pairline", md)
 
     def test_without_floors(self):
         md = br.make_report(br.Data(self.recs(with_floors=False)))
         self.assertNotIn("slot", md)
+        self.assertNotIn("box", md)
         self.assertNotIn("collfloor", md)
 
 

@@ -1,0 +1,112 @@
+/* Physical limit of a message through the box of a pair of ranks: two
+ * threads pinned to two cores ping-pong 8 bytes through one cache line
+ * that holds a half for each direction (an envelope, the payload and a
+ * word with the message count and the count of the other half's messages
+ * taken, written last), as Loom's pair boxes do (src/pt2pt/p2p.c) but
+ * without any MPI work around it. A sender first checks that its last
+ * message there was taken; the reply's word acknowledges the request, so
+ * only the one line moves, as in cacheline.c. Reports the best one-way
+ * time of -r runs (default 5) of -i round trips (default 1000000),
+ * polling back to back and with a pause (twocores.h); -c A,B picks the
+ * cores; --json prints one result line. bench/compare runs it with the
+ * physical limits. */
+#include "twocores.h" /* first: it defines _GNU_SOURCE */
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct half {
+    _Atomic uint32_t word; /* bytes | count << 8 | ack << 16 */
+    uint32_t ctx;
+    int src, tag;
+    char data[16];
+};
+
+static struct {
+    _Alignas(64) struct half h[2];
+} box;
+
+/* Each thread's own counts: messages sent through its half, taken from the other. */
+struct side {
+    uint32_t sent, taken;
+};
+
+static void put(int me, struct side *s, const char *buf)
+{
+    struct half *h = &box.h[me], *o = &box.h[!me];
+    /* our last message taken? (the other half acknowledges it) */
+    while (((atomic_load_explicit(&o->word, memory_order_acquire) >> 16) & 0xffu) !=
+           (s->sent & 0xffu))
+        twocores_poll_hint();
+    h->ctx = 1;
+    h->src = me;
+    h->tag = 1;
+    memcpy(h->data, buf, 8);
+    s->sent++;
+    /* Publish the message, and acknowledge the other's, in one store. */
+    atomic_store_explicit(&h->word, 8u | (s->sent & 0xffu) << 8 | (s->taken & 0xffu) << 16,
+                          memory_order_release);
+}
+
+static void get(int me, struct side *s, char *buf)
+{
+    struct half *o = &box.h[!me];
+    while (((atomic_load_explicit(&o->word, memory_order_acquire) >> 8) & 0xffu) ==
+           (s->taken & 0xffu))
+        twocores_poll_hint();
+    memcpy(buf, o->data, 8);
+    s->taken++;
+}
+
+static void *pong(void *arg)
+{
+    struct side s = {0, 0};
+    (void)arg;
+    pin(cpu_b);
+    char b[8];
+    for (long i = 0; i < iters; i++) {
+        get(1, &s, b);
+        put(1, &s, b);
+    }
+    return NULL;
+}
+
+static double run(void)
+{
+    memset(&box, 0, sizeof box);
+    pthread_t t;
+    pthread_create(&t, NULL, pong, NULL);
+    pin(cpu_a);
+    struct side s = {0, 0};
+    char b[8] = {0};
+    double t0 = now();
+    for (long i = 0; i < iters; i++) {
+        put(0, &s, b);
+        get(0, &s, b);
+    }
+    double dt = now() - t0;
+    pthread_join(t, NULL);
+    return dt / (double)iters / 2;
+}
+
+int main(int argc, char **argv)
+{
+    int runs, json = 0;
+    int rc = twocores_init("pairline", argc, argv, &runs, &json,
+                           "[-i ITER] [-r RUNS] [-c A,B] [--json]", 2, 77);
+    if (rc)
+        return rc;
+    double plain, paused;
+    double us = best_of_styles(runs, run, &plain, &paused) * 1e6;
+    if (json)
+        printf("{\"bench\":\"pairline\",\"size\":8,\"ranks\":2,\"mode\":\"hot\","
+               "\"value\":%.6g,\"unit\":\"us\",\"avg_us\":%.6g,\"min_us\":%.6g,"
+               "\"max_us\":%.6g,\"iters\":%ld,\"plain_us\":%.6g,\"pause_us\":%.6g,"
+               "\"cpus\":[%d,%d]}\n",
+               us, us, us, us, iters, plain * 1e6, paused * 1e6, cpu_a, cpu_b);
+    else
+        printf("pair-box ping-pong cpu %d <-> cpu %d: one-way %.1f ns (polling back to back "
+               "%.1f, with a pause %.1f)\n",
+               cpu_a, cpu_b, us * 1e3, plain * 1e9, paused * 1e9);
+    return 0;
+}
