@@ -327,19 +327,6 @@ static int post_recv(const char *fn, void *buf, int count, MPI_Datatype type, in
 static int blocking_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
                          int tag, MPI_Comm comm, enum loom_send_mode mode)
 {
-    if (mode == LOOM_MODE_STANDARD || mode == LOOM_MODE_READY) {
-        /* A tiny message goes into the receiver's inbox without a request. */
-        struct loom_comm *c = NULL;
-        struct loom_type *t = NULL;
-        int rc = check_send(fn, buf, count, type, dest, tag, comm, &c, &t);
-        if (rc)
-            return rc;
-        size_t bytes = (size_t)count * t->size;
-        if (dest != MPI_PROC_NULL && bytes <= LOOM_P2P_INBOX_BYTES &&
-            loom_p2p_send_tiny(buf, t, bytes, c->sh->context_id, c->rank, tag,
-                               loom_comm_world_rank(c, dest), c->owner))
-            return MPI_SUCCESS;
-    }
     MPI_Request r = MPI_REQUEST_NULL;
     int rc = post_send(fn, buf, count, type, dest, tag, comm, mode, false, &r);
     if (rc)
@@ -348,9 +335,26 @@ static int blocking_send(const char *fn, const void *buf, int count, MPI_Datatyp
     return finish(fn, &r, MPI_STATUS_IGNORE);
 }
 
+/* A standard or ready send: a tiny message goes into the pair's box or the
+ * receiver's inbox without a request. */
+static inline int send_standard(const char *fn, const void *buf, int count, MPI_Datatype type,
+                                int dest, int tag, MPI_Comm comm, enum loom_send_mode mode)
+{
+    struct loom_comm *c = NULL;
+    struct loom_type *t = NULL;
+    int rc = check_send(fn, buf, count, type, dest, tag, comm, &c, &t);
+    if (LOOM_UNLIKELY(rc))
+        return rc;
+    size_t bytes = (size_t)count * t->size;
+    if (LOOM_LIKELY(bytes <= LOOM_P2P_INBOX_BYTES && dest != MPI_PROC_NULL) &&
+        loom_p2p_send_tiny(c, buf, t, bytes, dest, tag))
+        return MPI_SUCCESS;
+    return blocking_send(fn, buf, count, type, dest, tag, comm, mode);
+}
+
 int PMPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    return blocking_send("MPI_Send", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD);
+    return send_standard("MPI_Send", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD);
 }
 LOOM_MPI_ALIAS(Send);
 
@@ -362,7 +366,7 @@ LOOM_MPI_ALIAS(Ssend);
 
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    return blocking_send("MPI_Rsend", buf, count, type, dest, tag, comm, LOOM_MODE_READY);
+    return send_standard("MPI_Rsend", buf, count, type, dest, tag, comm, LOOM_MODE_READY);
 }
 LOOM_MPI_ALIAS(Rsend);
 
@@ -442,19 +446,17 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Com
     int rc = check_recv("MPI_Recv", buf, count, type, src, tag, comm, &c, &t);
     if (rc)
         return rc;
-    /* A tiny message at the head of an otherwise idle inbox: no request. */
-    int msrc, mtag;
-    size_t mbytes, cap = (size_t)count * t->size;
-    if (src != MPI_PROC_NULL &&
-        loom_p2p_recv_tiny(buf, t, cap, c->sh->context_id, src,
-                           src == MPI_ANY_SOURCE ? -1 : loom_comm_world_rank(c, src), tag, c->owner,
-                           &msrc, &mtag, &mbytes)) {
-        if (mbytes <= cap) {
-            set_status(status, msrc, mtag, MPI_SUCCESS, false, mbytes);
+    /* A tiny message in the box from src or at the head of an otherwise
+     * idle inbox: no request. */
+    struct loom_probe m;
+    size_t cap = (size_t)count * t->size;
+    if (LOOM_LIKELY(src != MPI_PROC_NULL) && loom_p2p_recv_tiny(c, buf, t, cap, src, tag, &m)) {
+        if (LOOM_LIKELY(m.bytes <= cap)) {
+            set_status(status, m.src, m.tag, MPI_SUCCESS, false, m.bytes);
             return MPI_SUCCESS;
         }
-        set_status(status, msrc, mtag, MPI_ERR_TRUNCATE, false, cap);
-        return truncated("MPI_Recv", comm, mbytes, msrc, mtag, cap);
+        set_status(status, m.src, m.tag, MPI_ERR_TRUNCATE, false, cap);
+        return truncated("MPI_Recv", comm, m.bytes, m.src, m.tag, cap);
     }
     MPI_Request r = MPI_REQUEST_NULL;
     rc = post_checked_recv("MPI_Recv", buf, count, c, t, src, tag, comm, false, &r);

@@ -964,10 +964,11 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
     return true;
 }
 
-bool loom_p2p_send_tiny(const void *buf, const struct loom_type *type, size_t bytes, uint32_t ctx,
-                        int my_comm_rank, int tag, int dest_world, int my_world)
+bool loom_p2p_send_tiny(const struct loom_comm *c, const void *buf, const struct loom_type *type,
+                        size_t bytes, int dest, int tag)
 {
-    return tiny_send(dest_world, my_world, ctx, my_comm_rank, tag, buf, type, bytes);
+    return tiny_send(loom_comm_world_rank(c, dest), c->owner, c->sh->context_id, c->rank, tag, buf,
+                     type, bytes);
 }
 
 /* ---- receiving without a request ------------------------------------------ */
@@ -991,9 +992,10 @@ static inline void take_out(void *buf, const struct loom_type *t, size_t cap, co
  * its sender's box holds an older one. p (rank me) has no posted receive
  * and no unexpected message. Lock held. A message taken from the box is
  * acknowledged later (box_send carries it back with the reply). */
-static inline __attribute__((always_inline)) bool
-take_tiny(struct p2p_rank *p, struct box_rx *x, void *buf, const struct loom_type *t, size_t cap,
-          uint32_t ctx, int src, int tag, int *src_p, int *tag_p, size_t *bytes_p)
+static inline __attribute__((always_inline)) bool take_tiny(struct p2p_rank *p, struct box_rx *x,
+                                                            void *buf, const struct loom_type *t,
+                                                            size_t cap, uint32_t ctx, int src,
+                                                            int tag, struct loom_probe *got)
 {
     if (x) {
         /* acquire: the envelope and payload its sender wrote. */
@@ -1003,9 +1005,9 @@ take_tiny(struct p2p_rank *p, struct box_rx *x, void *buf, const struct loom_typ
             if (!matches(ctx, src, tag, b->ctx, b->src, b->tag))
                 return false;
             take_out(buf, t, cap, b->data, BOX_BYTES(w));
-            *src_p = b->src;
-            *tag_p = b->tag;
-            *bytes_p = BOX_BYTES(w);
+            got->src = b->src;
+            got->tag = b->tag;
+            got->bytes = BOX_BYTES(w);
             box_taken(x);
             p->ack_due = x;
             return true;
@@ -1023,9 +1025,9 @@ take_tiny(struct p2p_rank *p, struct box_rx *x, void *buf, const struct loom_typ
             return false; /* the box's message is older */
     }
     take_out(buf, t, cap, s->data, s->bytes);
-    *src_p = s->src;
-    *tag_p = s->tag;
-    *bytes_p = s->bytes;
+    got->src = s->src;
+    got->tag = s->tag;
+    got->bytes = s->bytes;
     /* release: our reads of the slot are done before producers reuse it. */
     atomic_store_explicit(&p->inbox_head, h + 1, memory_order_release);
     return true;
@@ -1042,9 +1044,11 @@ static inline bool tiny_arrived(struct p2p_rank *p, struct box_rx *x)
     return inbox_ready(p) || boxes_ready(p);
 }
 
-bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uint32_t ctx, int src,
-                        int src_world, int tag, int me, int *src_p, int *tag_p, size_t *bytes_p)
+bool loom_p2p_recv_tiny(const struct loom_comm *c, void *buf, const struct loom_type *type,
+                        size_t cap, int src, int tag, struct loom_probe *got)
 {
+    int me = c->owner, src_world = src >= 0 ? loom_comm_world_rank(c, src) : -1;
+    uint32_t ctx = c->sh->context_id;
     struct p2p_rank *p = &ranks[me];
     acks_flush(p); /* what no reply carried back */
     struct box_rx *x = src_world >= 0 ? box_from(p, src_world) : NULL;
@@ -1053,10 +1057,10 @@ bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uin
         return false; /* let them run: the general path parks */
     lock(p);
     bool idle = !p->posted_head && !p->unexp_head;
-    bool got = idle && take_tiny(p, x, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
+    bool ok = idle && take_tiny(p, x, buf, type, cap, ctx, src, tag, got);
     unlock(p);
-    if (got || !idle)
-        return got;
+    if (ok || !idle)
+        return ok;
     /* Wait for the box or the inbox while alone on the worker; anything
      * else (a message queued by a locked-path sender, a box opened
      * meanwhile, another rank to run, a long wait that should park) goes
@@ -1083,9 +1087,9 @@ bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uin
     /* A locked-path sender may have merged the inbox (older messages, now
      * unexpected) and appended its own since the loop's last look at
      * unexp_seq: the head is then not the oldest message. */
-    got = !p->unexp_head && take_tiny(p, x, buf, type, cap, ctx, src, tag, src_p, tag_p, bytes_p);
+    ok = !p->unexp_head && take_tiny(p, x, buf, type, cap, ctx, src, tag, got);
     unlock(p);
-    return got;
+    return ok;
 }
 
 void loom_req_complete_async(loom_req *r)

@@ -35,8 +35,8 @@
  * messages are merged, a message in the box goes before the sender's later
  * inbox messages, and the locked path takes the sender's box message and
  * merges the whole inbox before it matches), and matching scans in FIFO
- * order, so MPI's non-overtaking rule holds with wildcards too. Requests, envelopes and cells come from pools (no
- * malloc once warm).
+ * order, so MPI's non-overtaking rule holds with wildcards too. Requests, envelopes and cells come
+ * from pools (no malloc once warm).
  *
  * Waiting: only a rank's own ULT waits for its requests (one waiter per
  * rank). It spins while alone on its worker, merging its inbox, else parks
@@ -167,29 +167,31 @@ static inline bool loom_req_test(const loom_req *req)
 #define LOOM_P2P_INBOX_BYTES 40
 /* ... or, up to this many, in the box of the pair of ranks. */
 #define LOOM_P2P_BOX_BYTES 16
-/* A standard or ready send of a tiny message without a request, by world
- * rank my_world: true when it went into dest_world's inbox (the send is
- * complete), false when that inbox was full (use a request). */
-bool loom_p2p_send_tiny(const void *buf, const struct loom_type *type, size_t bytes, uint32_t ctx,
-                        int my_comm_rank, int tag, int dest_world, int my_world);
-
-/* A blocking receive without a request, by world rank me, into cap bytes
- * of type at buf: while the rank has no posted receive and no unexpected
- * message, the oldest message for it is at the head of its inbox. Takes it
- * when it matches (ctx, src, tag): copies it and sets *src_p, *tag_p and
- * *bytes_p (the sender's size; more than cap: truncated to cap) and returns
- * true. Returns false, having consumed nothing, when the general path must
- * do the receive: something is posted or unexpected, the head does not
- * match, a message arrived the locked way, other ranks of the worker are
- * ready, or nothing came within the spin budget. */
-bool loom_p2p_recv_tiny(void *buf, const struct loom_type *type, size_t cap, uint32_t ctx, int src,
-                        int src_world, int tag, int me, int *src_p, int *tag_p, size_t *bytes_p);
-
-/* What a probe saw of a message. */
+/* What a probe or a request-free receive saw of a message. */
 struct loom_probe {
     int src, tag;
     size_t bytes;
 };
+
+/* A standard or ready send of a tiny message (bytes <= LOOM_P2P_INBOX_BYTES
+ * of type at buf) to rank dest of c (not MPI_PROC_NULL) by c's owner,
+ * without a request: true when it went into their box or dest's inbox (the
+ * send is complete), false when neither had room (use a request). */
+bool loom_p2p_send_tiny(const struct loom_comm *c, const void *buf, const struct loom_type *type,
+                        size_t bytes, int dest, int tag);
+
+/* A blocking receive from src (a rank of c or MPI_ANY_SOURCE) by c's owner
+ * without a request, into cap bytes of type at buf: while the rank has no
+ * posted receive and no unexpected message, the oldest message for it is
+ * in the box from src or at the head of its inbox. Takes it when it
+ * matches: copies it and fills *got (bytes: the sender's size; more than
+ * cap: truncated to cap) and returns true. Returns false, having consumed
+ * nothing, when the general path must do the receive: something is posted
+ * or unexpected, the message does not match, a message arrived the locked
+ * way, other ranks of the worker are ready, or nothing came within the
+ * spin budget. */
+bool loom_p2p_recv_tiny(const struct loom_comm *c, void *buf, const struct loom_type *type,
+                        size_t cap, int src, int tag, struct loom_probe *got);
 
 /* Probing: finds (and with remove, takes) the first unexpected message that
  * matches; NULL if none. *seen is filled while the queue is locked. */
