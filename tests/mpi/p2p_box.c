@@ -8,8 +8,8 @@
  *     specific source in five ways (Recv, Irecv+Wait, Probe+Recv, Iprobe,
  *     Mprobe+Mrecv) and checks order and contents. A burst fills the box,
  *     so later messages of it go by the inbox or the locked path.
- *  2. A stream into a busy rank: every other rank sends rank 0 many tiny
- *     messages while rank 0 computes; rank 0 then takes them sender by
+ *  2. A stream into a busy rank: every other rank sends rank 0 as many tiny
+ *     messages as there are rounds in part 1 while rank 0 computes; rank 0 then takes them sender by
  *     sender in turn (a specific source each time) and checks each
  *     sender's order.
  *  3. Both directions at once, no replies: every pair sends each other 300
@@ -142,10 +142,9 @@ static void bursts(int rank, int size, int rounds)
     free(ib);
 }
 
-/* Part 2. */
-static void stream(int rank, int size)
+/* Part 2: m messages from each sender. */
+static void stream(int rank, int size, int M)
 {
-    enum { M = 400 };
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank != 0) {
         for (int i = 0; i < M; i++) {
@@ -266,7 +265,7 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : 400;
     empty(rank, size); /* first: on fresh boxes, both counts wrap together */
     bursts(rank, size, rounds);
-    stream(rank, size);
+    stream(rank, size, rounds);
     both_ways(rank, size);
     posted(rank, size);
     MPI_Barrier(MPI_COMM_WORLD);
