@@ -104,6 +104,12 @@ struct box_out {
     uint64_t inbox_until;
     uint32_t sent; /* tiny messages sent to the peer while it had no box */
     bool no_room;  /* the peer had no room for another box */
+    /* Tiny messages still to send by the inbox before the box is tried
+     * again, and how many after the next failed try (doubling from 16 to
+     * 256; a success starts over): a stream fills the box at once, and each
+     * try reads lines the receiver keeps writing (its acknowledgement, its
+     * inbox head). */
+    uint16_t skip, backoff;
 };
 
 /* The receiving side of a box: where the sender writes, and how many of
@@ -953,8 +959,17 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
             else if (!o->no_room && ++o->sent >= box_after)
                 box_open(me, dest, o);
         }
-        if (o->open && box_send(o, dest, me, ctx, src, tag, buf, t, bytes))
-            return true;
+        if (LOOM_LIKELY(o->open)) {
+            if (LOOM_UNLIKELY(o->skip)) {
+                o->skip--;
+            } else if (box_send(o, dest, me, ctx, src, tag, buf, t, bytes)) {
+                o->backoff = 0;
+                return true;
+            } else {
+                o->backoff = o->backoff ? (o->backoff < 256 ? o->backoff * 2 : 256) : 16;
+                o->skip = o->backoff;
+            }
+        }
     }
     uint64_t pos;
     if (!inbox_send(dest, me, ctx, src, tag, buf, t, bytes, &pos))
