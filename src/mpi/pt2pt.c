@@ -346,7 +346,7 @@ static inline int send_standard(const char *fn, const void *buf, int count, MPI_
     if (LOOM_UNLIKELY(rc))
         return rc;
     size_t bytes = (size_t)count * t->size;
-    if (LOOM_LIKELY(bytes <= LOOM_P2P_INBOX_BYTES && dest != MPI_PROC_NULL) &&
+    if (LOOM_LIKELY(bytes <= LOOM_P2P_FAST_BYTES && dest != MPI_PROC_NULL) &&
         loom_p2p_send_tiny(c, buf, t, bytes, dest, tag))
         return MPI_SUCCESS;
     return blocking_send(fn, buf, count, type, dest, tag, comm, mode);

@@ -43,9 +43,11 @@
 size_t loom_p2p_eager_max = 16384;
 static uint64_t spin_ns = 50000;
 /* Boxes a rank takes messages from at most (LOOM_P2P_BOXES; 0: no boxes),
- * and the tiny messages a sender sends to one receiver before it opens a
- * box to it (LOOM_P2P_BOX_AFTER). */
+ * the messages a sender sends through its box to one receiver before it
+ * opens a box to it (LOOM_P2P_BOX_AFTER), and the largest such message
+ * (BOX_DATA, at most LOOM_EAGER_MAX: a box message is buffered). */
 static uint32_t box_cap = 32, box_after = 16;
+static size_t box_max = LOOM_P2P_FAST_BYTES;
 
 /* One tiny message: envelope and payload in one cache line. */
 struct inbox_slot {
@@ -71,27 +73,47 @@ struct box_half {
     _Atomic uint32_t word;
     uint32_t ctx;
     int src, tag; /* src: comm rank of the sender */
+    /* The payload up to LOOM_P2P_BOX_BYTES, else in the half's data area. */
     char data[LOOM_P2P_BOX_BYTES];
 };
-#define BOX_BYTES(w) ((w)&0xffu)
-#define BOX_COUNT(w) (((w) >> 8) & 0xffu)
-#define BOX_ACK(w)   (((w) >> 16) & 0xffu)
+#define BOX_BYTES(w) ((w)&0xfffu)
+#define BOX_COUNT(w) (((w) >> 12) & 0xffu)
+#define BOX_ACK(w)   (((w) >> 20) & 0xffu)
+#define BOX_ACK_MASK (0xffu << 20)
 #define BOX_SET      0x80000000u /* in every stored word: never 0 (box_msg) */
+/* Bytes a box carries: a half's data area (at most LOOM_EAGER_MAX). */
+#define BOX_DATA LOOM_P2P_FAST_BYTES
+_Static_assert(BOX_DATA <= 0xfff, "a box message's size fits its word");
 
 /* The box of a pair of ranks: both halves share one cache line, and a rank
  * acknowledges the other's message in the same store that publishes its
  * own, so a reply travels in the line its request came in and nothing
  * else moves (one transfer each way, as bench/cacheline.c bounces one
- * line; a per-receiver inbox moves a different line each way). */
+ * line; a per-receiver inbox moves a different line each way). A message
+ * of more than LOOM_P2P_BOX_BYTES goes into the sending half's data area,
+ * whose lines move in parallel with the header's: an eager cell that needs
+ * no lock, no queue and no allocation. */
 struct pair_box {
     struct box_half half[2]; /* [0]: written by the lower world rank */
+    char data[2][BOX_DATA];  /* [i]: the data area of half[i] */
 } LOOM_ALIGNED_CL;
-_Static_assert(sizeof(struct pair_box) == LOOM_CACHE_LINE, "a pair's box is one cache line");
+_Static_assert(offsetof(struct pair_box, data) == LOOM_CACHE_LINE,
+               "a pair's box header is one line");
 
 /* The other half of h's line. */
 static inline struct box_half *box_other(struct box_half *h)
 {
     return (struct box_half *)((uintptr_t)h ^ sizeof(struct box_half));
+}
+
+/* Where the payload of a message of `bytes` in half h is. */
+static inline char *box_payload(struct box_half *h, size_t bytes)
+{
+    if (LOOM_LIKELY(bytes <= LOOM_P2P_BOX_BYTES))
+        return h->data;
+    uintptr_t i = ((uintptr_t)h / sizeof(struct box_half)) & 1;
+    struct pair_box *line = (struct pair_box *)((uintptr_t)h & ~(uintptr_t)(LOOM_CACHE_LINE - 1));
+    return line->data[i];
 }
 
 /* A rank's own state for its half of the box with one peer. */
@@ -184,6 +206,9 @@ int loom_p2p_job_init(int n)
     spin_ns = (uint64_t)loom_env_size("LOOM_SPIN_NS", 50000);
     box_cap = (uint32_t)loom_env_size("LOOM_P2P_BOXES", 32);
     box_after = (uint32_t)loom_env_size("LOOM_P2P_BOX_AFTER", 16);
+    box_max = loom_p2p_eager_max < BOX_DATA ? loom_p2p_eager_max : BOX_DATA;
+    if (box_max < LOOM_P2P_BOX_BYTES)
+        box_max = LOOM_P2P_BOX_BYTES;
     ranks = aligned_alloc(LOOM_CACHE_LINE, (size_t)n * sizeof *ranks);
     if (!ranks)
         return LOOM_ERR_NOMEM;
@@ -557,18 +582,22 @@ static bool box_take(struct p2p_rank *p, struct box_rx *x, int me)
         return false;
     struct box_half *b = x->half;
     size_t bytes = BOX_BYTES(w);
+    const char *data = box_payload(b, bytes);
     bool queued = false;
     loom_req *r = take_posted(p, b->ctx, b->src, b->tag);
     if (r) {
-        deliver_packed(r, b->data, bytes, b->src, b->tag);
+        deliver_packed(r, data, bytes, b->src, b->tag);
         complete(r, me);
     } else {
-        struct loom_envelope *e = env_alloc(me, 0);
+        struct loom_envelope *e = env_alloc(me, bytes > ENV_SMALL);
         e->ctx = b->ctx;
         e->src = b->src;
         e->tag = b->tag;
         e->bytes = bytes;
-        copy_tiny(e->data, b->data, bytes);
+        if (bytes <= LOOM_P2P_BOX_BYTES)
+            copy_tiny(e->data, data, bytes);
+        else
+            memcpy(e->data, data, bytes);
         append_unexpected(p, e);
         queued = true;
     }
@@ -744,7 +773,7 @@ static void box_attach(struct box_out *o, struct box_half *half, int peer, bool 
 /* Stores in our half (o) that we took `taken` messages from the peer. */
 static inline void box_ack(struct box_out *o, uint32_t taken)
 {
-    uint32_t w = (o->word & ~0xff0000u) | (taken & 0xffu) << 16 | BOX_SET;
+    uint32_t w = (o->word & ~BOX_ACK_MASK) | (taken & 0xffu) << 20 | BOX_SET;
     if (w == o->word)
         return;
     o->word = w;
@@ -922,20 +951,25 @@ static inline __attribute__((always_inline)) bool box_send(struct box_out *o, in
     b->src = src;
     b->tag = tag;
     if (bytes) {
-        if (LOOM_LIKELY(t->contig))
-            copy_tiny(b->data, (const char *)buf + t->true_lb, bytes);
-        else
-            loom_type_pack(b->data, buf, t, 0, bytes);
+        char *data = box_payload(b, bytes);
+        if (LOOM_LIKELY(t->contig)) {
+            if (LOOM_LIKELY(bytes <= LOOM_P2P_BOX_BYTES))
+                copy_tiny(data, (const char *)buf + t->true_lb, bytes);
+            else
+                memcpy(data, (const char *)buf + t->true_lb, bytes);
+        } else {
+            loom_type_pack(data, buf, t, 0, bytes);
+        }
     }
     /* The same store acknowledges what we took from dest's half: the line
      * moves once for both (a reply carries the ack of its request). */
-    uint32_t ack = o->word >> 16 & 0xffu;
+    uint32_t ack = BOX_ACK(o->word);
     struct box_rx *x = s->ack_due;
     if (x && x->from == dest) {
         ack = atomic_load_explicit(&x->taken, memory_order_relaxed) & 0xffu;
         s->ack_due = NULL;
     }
-    uint32_t w = (uint32_t)bytes | ((BOX_COUNT(o->word) + 1) & 0xffu) << 8 | ack << 16 | BOX_SET;
+    uint32_t w = (uint32_t)bytes | ((BOX_COUNT(o->word) + 1) & 0xffu) << 12 | ack << 20 | BOX_SET;
     o->word = w;
     /* Publish the message before the word that tells the receiver it is there. */
     atomic_store_explicit(&b->word, w, memory_order_release);
@@ -951,7 +985,9 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
                                                             const struct loom_type *t, size_t bytes)
 {
     struct box_out *o = dest != me ? box_out_of(&ranks[me], dest) : NULL;
-    if (LOOM_LIKELY(o != NULL) && bytes <= LOOM_P2P_BOX_BYTES) {
+    /* (17 to 40 bytes: one inbox line beats the box's header and data lines) */
+    if (LOOM_LIKELY(o != NULL) && bytes <= box_max &&
+        (bytes <= LOOM_P2P_BOX_BYTES || bytes > LOOM_P2P_INBOX_BYTES)) {
         if (LOOM_UNLIKELY(!o->open)) {
             struct box_rx *back = box_from(&ranks[me], dest);
             if (back && box_from(&ranks[dest], me))
@@ -972,7 +1008,7 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
         }
     }
     uint64_t pos;
-    if (!inbox_send(dest, me, ctx, src, tag, buf, t, bytes, &pos))
+    if (bytes > LOOM_P2P_INBOX_BYTES || !inbox_send(dest, me, ctx, src, tag, buf, t, bytes, &pos))
         return false;
     if (o && o->open)
         o->inbox_until = pos + 1;
@@ -1019,7 +1055,7 @@ static inline __attribute__((always_inline)) bool take_tiny(struct p2p_rank *p, 
             struct box_half *b = x->half;
             if (!matches(ctx, src, tag, b->ctx, b->src, b->tag))
                 return false;
-            take_out(buf, t, cap, b->data, BOX_BYTES(w));
+            take_out(buf, t, cap, box_payload(b, BOX_BYTES(w)), BOX_BYTES(w));
             got->src = b->src;
             got->tag = b->tag;
             got->bytes = BOX_BYTES(w);
@@ -1244,7 +1280,7 @@ void loom_p2p_start_send(loom_req *req, int my_comm_rank)
     int me = req->owner;
     int dest = loom_comm_world_rank(req->comm, req->peer);
     req->dest_world = dest;
-    if (req->mode != LOOM_MODE_SYNC && req->bytes <= LOOM_P2P_INBOX_BYTES &&
+    if (req->mode != LOOM_MODE_SYNC && req->bytes <= LOOM_P2P_FAST_BYTES &&
         tiny_send(dest, me, req->ctx, my_comm_rank, req->tag, req->buf, req->type, req->bytes)) {
         atomic_store_explicit(&req->done, 1, memory_order_release);
         return;

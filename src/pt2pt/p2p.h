@@ -6,7 +6,7 @@
  * inbox: a ring of 64 one-cache-line slots that any rank may fill without
  * the lock, and a box with each rank it talks to often: one cache line per
  * pair of ranks, half for each direction. A sender:
- *  - up to LOOM_P2P_BOX_BYTES, once the pair has a box (opened after
+ *  - up to LOOM_P2P_FAST_BYTES, once the pair has a box (opened after
  *    LOOM_P2P_BOX_AFTER tiny messages, at most LOOM_P2P_BOXES per
  *    receiver) and its half is free: writes envelope and payload into its
  *    half and publishes them with one store that also acknowledges what it
@@ -165,18 +165,21 @@ static inline bool loom_req_test(const loom_req *req)
 
 /* Tiny messages (<= this many bytes) travel in one inbox slot. */
 #define LOOM_P2P_INBOX_BYTES 40
-/* ... or, up to this many, in the box of the pair of ranks. */
-#define LOOM_P2P_BOX_BYTES 16
+/* ... or, up to this many, in the header line of the box of the pair of
+ * ranks; up to LOOM_P2P_FAST_BYTES (and LOOM_EAGER_MAX) in its data area. */
+#define LOOM_P2P_BOX_BYTES  16
+#define LOOM_P2P_FAST_BYTES 2048
 /* What a probe or a request-free receive saw of a message. */
 struct loom_probe {
     int src, tag;
     size_t bytes;
 };
 
-/* A standard or ready send of a tiny message (bytes <= LOOM_P2P_INBOX_BYTES
+/* A standard or ready send of a small message (bytes <= LOOM_P2P_FAST_BYTES
  * of type at buf) to rank dest of c (not MPI_PROC_NULL) by c's owner,
- * without a request: true when it went into their box or dest's inbox (the
- * send is complete), false when neither had room (use a request). */
+ * without a request: true when it went into their box or (tiny) dest's
+ * inbox (the send is complete), false when neither could take it (use a
+ * request). */
 bool loom_p2p_send_tiny(const struct loom_comm *c, const void *buf, const struct loom_type *type,
                         size_t bytes, int dest, int tag);
 

@@ -2,16 +2,16 @@
  * The box of a pair of ranks (tiny messages, one line for both directions)
  * against the inbox and the locked paths:
  *  1. Ping-pong of bursts: ranks 2i and 2i+1 take turns sending each other
- *     1-5 messages whose sizes cycle over box (0-16 bytes), inbox (17-40),
- *     eager (41, 3000) and rendezvous (20000) sizes in standard, ready-free
+ *     1-5 messages whose sizes cycle over box (0-16 bytes in its line,
+ *     17-2048 in its data area), inbox (up to 40, when the box is busy),
+ *     eager (above 2048) and rendezvous (20000) sizes in standard, ready-free
  *     synchronous and nonblocking modes; the receiver takes them with a
  *     specific source in five ways (Recv, Irecv+Wait, Probe+Recv, Iprobe,
  *     Mprobe+Mrecv) and checks order and contents. A burst fills the box,
  *     so later messages of it go by the inbox or the locked path.
  *  2. A stream into a busy rank: every other rank sends rank 0 as many tiny
- *     messages as there are rounds in part 1 while rank 0 computes; rank 0 then takes them sender by
- *     sender in turn (a specific source each time) and checks each
- *     sender's order.
+ *     messages as there are rounds in part 1 while rank 0 computes; rank 0 then takes them sender
+ * by sender in turn (a specific source each time) and checks each sender's order.
  *  3. Both directions at once, no replies: every pair sends each other 300
  *     tiny messages with MPI_Send before either receives (the box is
  *     acknowledged by receives alone).
@@ -29,7 +29,8 @@
 
 #include "../check.h"
 
-static const int sizes[] = {8, 0, 16, 4, 12, 24, 8, 40, 1, 41, 16, 3000, 8, 20000, 2};
+static const int sizes[] = {8,  0,    16, 4,     12, 24,   8,    40, 1,   41,
+                            16, 3000, 8,  20000, 2,  2048, 1000, 17, 2049};
 #define NSIZES   ((int)(sizeof sizes / sizeof sizes[0]))
 #define MAXBYTES 20000
 
