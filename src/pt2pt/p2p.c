@@ -120,17 +120,18 @@ static inline char *box_payload(struct box_half *h, size_t bytes)
 struct box_out {
     struct box_half *half; /* our half; NULL while the pair has no box */
     bool open;             /* the peer takes messages from our half (else acks only) */
+    bool pending;          /* our last message there may not be taken yet */
     uint32_t word;         /* what we last stored in half->word */
     /* Inbox position + 1 that the peer's inbox head must pass before the
      * box may carry our next message (0: none of ours is unmerged). */
     uint64_t inbox_until;
     uint32_t sent; /* tiny messages sent to the peer while it had no box */
     bool no_room;  /* the peer had no room for another box */
-    /* Tiny messages still to send by the inbox before the box is tried
-     * again, and how many after the next failed try (doubling from 16 to
-     * 256; a success starts over): a stream fills the box at once, and each
-     * try reads lines the receiver keeps writing (its acknowledgement, its
-     * inbox head). */
+    /* Messages still to send by the inbox or the locked path before the
+     * box is tried again, and how many after the next failed try (doubling
+     * from 16 to 256, halved by a success): a stream fills the box at once,
+     * and each try reads lines the receiver keeps writing (its
+     * acknowledgement, its inbox head); a ping-pong never fails a try. */
     uint16_t skip, backoff;
 };
 
@@ -971,6 +972,7 @@ static inline __attribute__((always_inline)) bool box_send(struct box_out *o, in
     }
     uint32_t w = (uint32_t)bytes | ((BOX_COUNT(o->word) + 1) & 0xffu) << 12 | ack << 20 | BOX_SET;
     o->word = w;
+    o->pending = true;
     /* Publish the message before the word that tells the receiver it is there. */
     atomic_store_explicit(&b->word, w, memory_order_release);
     wake_rank(p, p->worker == s->worker);
@@ -999,7 +1001,7 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
             if (LOOM_UNLIKELY(o->skip)) {
                 o->skip--;
             } else if (box_send(o, dest, me, ctx, src, tag, buf, t, bytes)) {
-                o->backoff = 0;
+                o->backoff /= 2;
                 return true;
             } else {
                 o->backoff = o->backoff ? (o->backoff < 256 ? o->backoff * 2 : 256) : 16;
@@ -1292,8 +1294,10 @@ void loom_p2p_start_send(loom_req *req, int my_comm_rank)
     lock(p);
     /* Our earlier tiny messages are matched first: the one in our box,
      * then the inbox (where other senders' boxes go before their slots). */
-    struct box_rx *x = o && o->open ? box_from(p, me) : NULL;
+    struct box_rx *x = o && o->pending ? box_from(p, me) : NULL;
     bool queued = x && box_take(p, x, me);
+    if (o)
+        o->pending = false;
     queued |= inbox_merge(p, me, true);
     if (o)
         o->inbox_until = 0;
