@@ -1106,8 +1106,19 @@ bool loom_p2p_recv_tiny(const struct loom_comm *c, void *buf, const struct loom_
     acks_flush(p); /* what no reply carried back */
     struct box_rx *x = src_world >= 0 ? box_from(p, src_world) : NULL;
     uint32_t useq = atomic_load_explicit(&p->unexp_seq, memory_order_acquire);
-    if (!tiny_arrived(p, x) && loom_sched_others_ready())
-        return false; /* let them run: the general path parks */
+    if (!tiny_arrived(p, x) && loom_sched_others_ready()) {
+        /* Let the worker's other ranks run a few rounds (a switch costs a
+         * few ns; the general path would post a request and park), then
+         * park by the general path if nothing came. */
+        for (int k = loom_sched_wait_yields(); k > 0 && loom_sched_others_ready(); k--) {
+            loom_ult_yield();
+            if (tiny_arrived(p, x) ||
+                atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) != useq)
+                break;
+        }
+        if (!tiny_arrived(p, x))
+            return false;
+    }
     lock(p);
     bool idle = !p->posted_head && !p->unexp_head;
     bool ok = idle && take_tiny(p, x, buf, type, cap, ctx, src, tag, got);

@@ -769,6 +769,11 @@ int loom_sched_nworkers(void)
     return g.nworkers;
 }
 
+int loom_sched_wait_yields(void)
+{
+    return yields_before_park;
+}
+
 bool loom_sched_others_ready(void)
 {
     struct worker *w = tls_worker;

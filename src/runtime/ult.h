@@ -165,6 +165,10 @@ void loom_ult_stack_bounds(const struct loom_ult *u, void **lo_p, void **hi_p, v
  * decide between spinning and parking). */
 bool loom_sched_others_ready(void);
 
+/* How many times a waiter yields to the worker's other ready ULTs before it
+ * parks (LOOM_WAIT_YIELDS, default 16). */
+int loom_sched_wait_yields(void);
+
 /* How many times the worker has gone to sleep on its futex (tests, stats). */
 unsigned long loom_sched_sleep_count(int worker);
 
