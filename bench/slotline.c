@@ -84,16 +84,7 @@ int main(int argc, char **argv)
     if (rc)
         return rc;
     double plain, paused;
-    double us = best_of_styles(runs, run, &plain, &paused) * 1e6;
-    if (json)
-        printf("{\"bench\":\"slotline\",\"size\":8,\"ranks\":2,\"mode\":\"hot\","
-               "\"value\":%.6g,\"unit\":\"us\",\"avg_us\":%.6g,\"min_us\":%.6g,"
-               "\"max_us\":%.6g,\"iters\":%ld,\"plain_us\":%.6g,\"pause_us\":%.6g,"
-               "\"cpus\":[%d,%d]}\n",
-               us, us, us, us, iters, plain * 1e6, paused * 1e6, cpu_a, cpu_b);
-    else
-        printf("inbox-slot ping-pong cpu %d <-> cpu %d: one-way %.1f ns (polling back to back "
-               "%.1f, with a pause %.1f)\n",
-               cpu_a, cpu_b, us * 1e3, plain * 1e9, paused * 1e9);
+    double best = best_of_styles(runs, run, &plain, &paused);
+    twocores_report("slotline", "inbox-slot", json, best, plain, paused);
     return 0;
 }

@@ -115,4 +115,22 @@ static double best_of_styles(int runs, double (*run)(void), double *plain_p, dou
     return best[0] < best[1] ? best[0] : best[1];
 }
 
+/* Prints the one-way time of an 8-byte ping-pong floor (bench name, text
+ * label) in seconds: as one JSON result line with --json, else as text. */
+static inline void twocores_report(const char *bench, const char *label, int json, double best,
+                                   double plain, double paused)
+{
+    double us = best * 1e6;
+    if (json)
+        printf("{\"bench\":\"%s\",\"size\":8,\"ranks\":2,\"mode\":\"hot\","
+               "\"value\":%.6g,\"unit\":\"us\",\"avg_us\":%.6g,\"min_us\":%.6g,"
+               "\"max_us\":%.6g,\"iters\":%ld,\"plain_us\":%.6g,\"pause_us\":%.6g,"
+               "\"cpus\":[%d,%d]}\n",
+               bench, us, us, us, us, iters, plain * 1e6, paused * 1e6, cpu_a, cpu_b);
+    else
+        printf("%s ping-pong cpu %d <-> cpu %d: one-way %.1f ns (polling back to back %.1f, "
+               "with a pause %.1f)\n",
+               label, cpu_a, cpu_b, us * 1e3, plain * 1e9, paused * 1e9);
+}
+
 #endif

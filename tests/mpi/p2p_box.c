@@ -28,41 +28,12 @@
 #include <time.h>
 
 #include "../check.h"
+#include "p2p_msg.h"
 
 static const int sizes[] = {8,  0,    16, 4,     12, 24,   8,    40, 1,   41,
                             16, 3000, 8,  20000, 2,  2048, 1000, 17, 2049};
 #define NSIZES   ((int)(sizeof sizes / sizeof sizes[0]))
 #define MAXBYTES 20000
-
-static void fill(unsigned char *b, int n, int src, int seq)
-{
-    for (int i = 0; i < n; i++)
-        b[i] = (unsigned char)(src * 31 + seq * 7 + i);
-    if (n >= 4)
-        memcpy(b, &seq, 4);
-}
-
-static int check_msg(const unsigned char *b, int n, int src, int seq)
-{
-    int bad = 0;
-    for (int i = n >= 4 ? 4 : 0; i < n; i++)
-        bad += b[i] != (unsigned char)(src * 31 + seq * 7 + i);
-    if (n >= 4) {
-        int got;
-        memcpy(&got, b, 4);
-        bad += got != seq;
-    }
-    return bad;
-}
-
-static void burn(double seconds)
-{
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < seconds);
-}
 
 /* Sends message seq of the sequence to peer, in a mode picked from seq. */
 static void send_one(unsigned char *b, int me, int peer, int seq, MPI_Request *req)

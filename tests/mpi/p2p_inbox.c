@@ -20,41 +20,11 @@
 #include <time.h>
 
 #include "../check.h"
+#include "p2p_msg.h"
 
 static const int sizes[] = {0, 8, 40, 41, 200, 4000, 20000, 8, 4, 40};
 #define NSIZES   ((int)(sizeof sizes / sizeof sizes[0]))
 #define MAXBYTES 20000
-
-/* Fills a message: its sequence number first (if it fits), then a pattern. */
-static void fill(unsigned char *b, int n, int src, int seq)
-{
-    for (int i = 0; i < n; i++)
-        b[i] = (unsigned char)(src * 7 + seq * 13 + i);
-    if (n >= 4)
-        memcpy(b, &seq, 4);
-}
-
-static int check_msg(const unsigned char *b, int n, int src, int seq)
-{
-    int bad = 0;
-    for (int i = n >= 4 ? 4 : 0; i < n; i++)
-        bad += b[i] != (unsigned char)(src * 7 + seq * 13 + i);
-    if (n >= 4) {
-        int got;
-        memcpy(&got, b, 4);
-        bad += got != seq;
-    }
-    return bad;
-}
-
-static void burn(double seconds)
-{
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < seconds);
-}
 
 /* Part 1: each sender's sequence over all sizes and modes. */
 static void mixed(int rank, int size, int rounds)
