@@ -2,14 +2,17 @@
  * threads pinned to two cores ping-pong 8 bytes through one cache line
  * that holds a half for each direction (an envelope, the payload and a
  * word with the message count and the count of the other half's messages
- * taken, written last), as Loom's pair boxes do (src/pt2pt/p2p.c) but
+ * taken, written last), as Loom's pair boxes do (src/pt2pt/p2p.c: the
+ * receiver also prefetches the line for writing when it sees a message) but
  * without any MPI work around it. A sender first checks that its last
  * message there was taken; the reply's word acknowledges the request, so
  * only the one line moves, as in cacheline.c. Reports the best one-way
  * time of -r runs (default 5) of -i round trips (default 1000000),
  * polling back to back and with a pause (twocores.h); -c A,B picks the
  * cores; --json prints one result line. bench/compare runs it with the
- * physical limits. */
+ * physical limits. -w N puts a loop of N empty turns (about a core cycle
+ * each) between a receive and its reply: a model of an MPI library's software there
+ * (docs/pt2pt-perf.md measures how it adds to the one-way time). */
 #include "twocores.h" /* first: it defines _GNU_SOURCE */
 
 #include <stdatomic.h>
@@ -25,6 +28,16 @@ struct half {
 static struct {
     _Alignas(64) struct half h[2];
 } box;
+
+/* PREFETCHW: the line in a writable state, ahead of a store. */
+static inline void prefetch_write(const void *p)
+{
+#if defined(__x86_64__)
+    __asm__ __volatile__("prefetchw %0" ::"m"(*(const char *)p));
+#else
+    __builtin_prefetch(p, 1, 3);
+#endif
+}
 
 /* Each thread's own counts: messages sent through its half, taken from the other. */
 struct side {
@@ -48,12 +61,24 @@ static void put(int me, struct side *s, const char *buf)
                           memory_order_release);
 }
 
+/* -w: cycles of work between a receive and the reply. */
+static long work_cycles;
+
+static void work(void)
+{
+    for (long i = 0; i < work_cycles; i++)
+        __asm__ __volatile__(""); /* a turn: about a cycle (one taken branch) */
+}
+
 static void get(int me, struct side *s, char *buf)
 {
     struct half *o = &box.h[!me];
     while (((atomic_load_explicit(&o->word, memory_order_acquire) >> 8) & 0xffu) ==
            (s->taken & 0xffu))
         twocores_poll_hint();
+    /* Our half takes the reply: ask for the line for writing now, as
+     * Loom's receiver does (src/pt2pt/p2p.c, take_tiny). */
+    prefetch_write(o);
     memcpy(buf, o->data, 8);
     s->taken++;
 }
@@ -66,6 +91,7 @@ static void *pong(void *arg)
     char b[8];
     for (long i = 0; i < iters; i++) {
         get(1, &s, b);
+        work();
         put(1, &s, b);
     }
     return NULL;
@@ -83,6 +109,7 @@ static double run(void)
     for (long i = 0; i < iters; i++) {
         put(0, &s, b);
         get(0, &s, b);
+        work();
     }
     double dt = now() - t0;
     pthread_join(t, NULL);
@@ -92,8 +119,16 @@ static double run(void)
 int main(int argc, char **argv)
 {
     int runs, json = 0;
-    int rc = twocores_init("pairline", argc, argv, &runs, &json,
-                           "[-i ITER] [-r RUNS] [-c A,B] [--json]", 2, 77);
+    /* -w N is ours; the rest is twocores_init's. */
+    int n = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-w") && i + 1 < argc)
+            work_cycles = atol(argv[++i]);
+        else
+            argv[n++] = argv[i];
+    }
+    int rc = twocores_init("pairline", n, argv, &runs, &json,
+                           "[-i ITER] [-r RUNS] [-c A,B] [-w CYCLES] [--json]", 2, 77);
     if (rc)
         return rc;
     double plain, paused;
