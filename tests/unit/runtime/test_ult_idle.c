@@ -34,6 +34,12 @@ static void target_body(void *arg)
 static void *plain_waker(void *arg)
 {
     (void)arg;
+    /* Worker 1 never gets work: it sleeps once its idle poll ends. Waiting
+     * for that here makes the check below independent of how soon the OS
+     * runs its thread (on 2 busy cores a short phase could end first); a
+     * worker that never sleeps hangs the test into its watchdog. */
+    while (loom_sched_sleep_count(1) < 1)
+        sched_yield();
     for (long i = 1; i <= n_rounds; i++) {
         if (atomic_load(&wait_for_sleep)) {
             /* Wait until worker 0 sleeps on its futex (once per round: after
