@@ -120,6 +120,7 @@ class Data:
         self.machine = {}
         self.config = {}
         self.raw = {}        # (bench, ranks, mode) -> size -> mpi -> [values]
+        self.by_repeat = {}  # (bench, ranks, mode, size, mpi) -> {repeat: value}
         self.extras = {}     # (bench, ranks, mode) -> size -> mpi -> {field: [values]}
         self.units = {}      # bench -> unit
         self.runs = {}       # (mpi, bench, ranks, mode) -> [run records]
@@ -146,6 +147,8 @@ class Data:
                 self.units.setdefault(r["bench"], r.get("unit", "us"))
                 self.raw.setdefault(key, {}).setdefault(r["size"], {}).setdefault(mpi, []).append(
                     r["value"])
+                self.by_repeat.setdefault(key + (r["size"], mpi), {})[r.get("repeat", 0)] = \
+                    r["value"]
                 ex = self.extras.setdefault(key, {}).setdefault(r["size"], {}).setdefault(mpi, {})
                 for f in ("overlap_pct", "overall_us", "compute_us", "round_trip_us", "min_us",
                           "max_us"):
@@ -154,6 +157,13 @@ class Data:
 
     def value(self, bench, ranks, mode, size, mpi):
         return median(self.raw.get((bench, ranks, mode), {}).get(size, {}).get(mpi, []))
+
+    def paired_ratios(self, num, den):
+        """num's value over den's, per repeat where both were measured (keys
+        (bench, ranks, mode, size, mpi)): floors measured at the start of each
+        repeat against the MPIs' runs of that repeat."""
+        a, b = self.by_repeat.get(num, {}), self.by_repeat.get(den, {})
+        return [a[k] / b[k] for k in sorted(a) if k in b and b[k]]
 
     def extra(self, bench, ranks, mode, size, mpi, field):
         return median(self.extras.get((bench, ranks, mode), {}).get(size, {}).get(mpi, {})
@@ -354,6 +364,19 @@ def limits_section(data):
                        % ((" and " + " and ".join(floors)) if floors else ""))
             out.append(md_table(["Size"] + [mpi_name(m) for m in mpis], rows))
             out.append("")
+            paired = []
+            for s in lat_sizes[:2]:
+                for m in mpis:
+                    r = data.paired_ratios(("latency", 2, "hot", s, m),
+                                           ("cacheline", 2, "hot", 64, "limits"))
+                    if len(r) >= 2:
+                        paired.append("%s %s: %.1f× (%.1f-%.1f×, %d repeats)" % (
+                            mpi_name(m), fmt_size(s), median(r), min(r), max(r), len(r)))
+            if paired:
+                out.append("The same, repeat by repeat (each run over the line measured at the "
+                           "start of its repeat; the medians above may take the line and the "
+                           "latency from different states of a machine whose line time moves): "
+                           "%s.\n" % "; ".join(paired))
     rows = []
     subj = subject_of(data)
     for coll in ("allreduce", "bcast"):

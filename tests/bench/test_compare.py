@@ -250,6 +250,21 @@ class FloorsTest(unittest.TestCase):
         self.assertNotIn("### slotline", md)
         self.assertNotIn("### pairline", md)
 
+    def test_paired_by_repeat(self):
+        # the line changes state in repeat 2: medians mix states, pairs do not
+        recs = [dict(type="config", mpis=["loom", "openmpi"], subject="loom")]
+        for i, (line, loom, ompi) in enumerate(((0.040, 0.080, 0.120), (0.040, 0.090, 0.130),
+                                                (0.200, 0.220, 0.400))):
+            recs += [result("limits", "cacheline", 64, line, repeat=i),
+                     result("loom", "latency", 8, loom, repeat=i),
+                     result("openmpi", "latency", 8, ompi, repeat=i)]
+        md = br.make_report(br.Data(recs))
+        self.assertIn("Loom 8 B: 2.0× (1.1-2.2×, 3 repeats)", md)
+        self.assertIn("Open MPI 8 B: 3.0× (2.0-3.2×, 3 repeats)", md)
+        # the medians' ratio, for contrast: 0.090 / 0.040
+        lat = [l for l in md.splitlines() if l.startswith("| 8 B | 0.090")][0]
+        self.assertIn("2.2× one-way", lat)
+
     def test_without_floors(self):
         md = br.make_report(br.Data(self.recs(with_floors=False)))
         self.assertNotIn("slot", md)
