@@ -419,7 +419,7 @@ static void env_release(struct loom_envelope *e)
 
 /* ---- copies --------------------------------------------------------------- */
 
-/* memcpy for the few bytes of a tiny message, without a call for <= 16. */
+/* memcpy, without a call for the 4 to 16 bytes of a tiny message. */
 static inline void copy_tiny(void *dst, const void *src, size_t n)
 {
     char *d = dst;
@@ -595,10 +595,7 @@ static bool box_take(struct p2p_rank *p, struct box_rx *x, int me)
         e->src = b->src;
         e->tag = b->tag;
         e->bytes = bytes;
-        if (bytes <= LOOM_P2P_BOX_BYTES)
-            copy_tiny(e->data, data, bytes);
-        else
-            memcpy(e->data, data, bytes);
+        copy_tiny(e->data, data, bytes);
         append_unexpected(p, e);
         queued = true;
     }
@@ -953,14 +950,10 @@ static inline __attribute__((always_inline)) bool box_send(struct box_out *o, in
     b->tag = tag;
     if (bytes) {
         char *data = box_payload(b, bytes);
-        if (LOOM_LIKELY(t->contig)) {
-            if (LOOM_LIKELY(bytes <= LOOM_P2P_BOX_BYTES))
-                copy_tiny(data, (const char *)buf + t->true_lb, bytes);
-            else
-                memcpy(data, (const char *)buf + t->true_lb, bytes);
-        } else {
+        if (LOOM_LIKELY(t->contig))
+            copy_tiny(data, (const char *)buf + t->true_lb, bytes);
+        else
             loom_type_pack(data, buf, t, 0, bytes);
-        }
     }
     /* The same store acknowledges what we took from dest's half: the line
      * moves once for both (a reply carries the ack of its request). */
