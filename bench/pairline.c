@@ -3,16 +3,16 @@
  * that holds a half for each direction (an envelope, the payload and a
  * word with the message count and the count of the other half's messages
  * taken, written last), as Loom's pair boxes do (src/pt2pt/p2p.c: the
- * receiver also prefetches the line for writing when it sees a message) but
- * without any MPI work around it. A sender first checks that its last
- * message there was taken; the reply's word acknowledges the request, so
- * only the one line moves, as in cacheline.c. Reports the best one-way
- * time of -r runs (default 5) of -i round trips (default 1000000),
- * polling back to back and with a pause (twocores.h); -c A,B picks the
- * cores; --json prints one result line. bench/compare runs it with the
- * physical limits. -w N puts a loop of N empty turns (about a core cycle
- * each) between a receive and its reply: a model of an MPI library's software there
- * (docs/pt2pt-perf.md measures how it adds to the one-way time). */
+ * envelope is stored only when it changes, so a reply of the same envelope
+ * stores its payload and its word) but without any MPI work around it. A sender first checks that
+ * its last message there was taken; the reply's word acknowledges the request, so only the one line
+ * moves, as in cacheline.c. Reports the best one-way time of -r runs (default 5) of -i round trips
+ * (default 1000000), polling back to back and with a pause (twocores.h); -c A,B picks the cores;
+ * --json prints one result line. bench/compare runs it with the physical limits. -w N puts a loop
+ * of N empty turns (about a core cycle each) between a receive and its reply: a model of an MPI
+ * library's software there (docs/pt2pt-perf.md measures how it adds to the one-way time). -p makes
+ * the receiver prefetch the line for writing when it sees a message, as
+ * Loom did until 2026-11-26 (slower on the Xeon measured then). */
 #include "twocores.h" /* first: it defines _GNU_SOURCE */
 
 #include <stdatomic.h>
@@ -42,6 +42,7 @@ static inline void prefetch_write(const void *p)
 /* Each thread's own counts: messages sent through its half, taken from the other. */
 struct side {
     uint32_t sent, taken;
+    int envelope; /* our half holds the envelope (stored once, as Loom stores a changed one) */
 };
 
 static void put(int me, struct side *s, const char *buf)
@@ -51,9 +52,12 @@ static void put(int me, struct side *s, const char *buf)
     while (((atomic_load_explicit(&o->word, memory_order_acquire) >> 16) & 0xffu) !=
            (s->sent & 0xffu))
         twocores_poll_hint();
-    h->ctx = 1;
-    h->src = me;
-    h->tag = 1;
+    if (!s->envelope) {
+        h->ctx = 1;
+        h->src = me;
+        h->tag = 1;
+        s->envelope = 1;
+    }
     memcpy(h->data, buf, 8);
     s->sent++;
     /* Publish the message, and acknowledge the other's, in one store. */
@@ -61,8 +65,9 @@ static void put(int me, struct side *s, const char *buf)
                           memory_order_release);
 }
 
-/* -w: cycles of work between a receive and the reply. */
+/* -w: cycles of work between a receive and the reply; -p: prefetch. */
 static long work_cycles;
+static int prefetch;
 
 static void work(void)
 {
@@ -76,16 +81,16 @@ static void get(int me, struct side *s, char *buf)
     while (((atomic_load_explicit(&o->word, memory_order_acquire) >> 8) & 0xffu) ==
            (s->taken & 0xffu))
         twocores_poll_hint();
-    /* Our half takes the reply: ask for the line for writing now, as
-     * Loom's receiver does (src/pt2pt/p2p.c, take_tiny). */
-    prefetch_write(o);
+    /* -p: our half takes the reply; ask for the line for writing now. */
+    if (prefetch)
+        prefetch_write(o);
     memcpy(buf, o->data, 8);
     s->taken++;
 }
 
 static void *pong(void *arg)
 {
-    struct side s = {0, 0};
+    struct side s = {0, 0, 0};
     (void)arg;
     pin(cpu_b);
     char b[8];
@@ -103,7 +108,7 @@ static double run(void)
     pthread_t t;
     pthread_create(&t, NULL, pong, NULL);
     pin(cpu_a);
-    struct side s = {0, 0};
+    struct side s = {0, 0, 0};
     char b[8] = {0};
     double t0 = now();
     for (long i = 0; i < iters; i++) {
@@ -124,11 +129,13 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-w") && i + 1 < argc)
             work_cycles = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-p"))
+            prefetch = 1;
         else
             argv[n++] = argv[i];
     }
     int rc = twocores_init("pairline", n, argv, &runs, &json,
-                           "[-i ITER] [-r RUNS] [-c A,B] [-w CYCLES] [--json]", 2, 77);
+                           "[-i ITER] [-r RUNS] [-c A,B] [-w CYCLES] [-p] [--json]", 2, 77);
     if (rc)
         return rc;
     double plain, paused;

@@ -133,6 +133,9 @@ struct box_out {
      * and each try reads lines the receiver keeps writing (its
      * acknowledgement, its inbox head); a ping-pong never fails a try. */
     uint16_t skip, backoff;
+    /* The envelope our half holds (box_send stores only what changed). */
+    uint32_t ctx;
+    int src, tag;
 };
 
 /* The receiving side of a box: where the sender writes, and how many of
@@ -760,7 +763,9 @@ static void box_attach(struct box_out *o, struct box_half *half, int peer, bool 
 {
     if (!o->half) {
         o->half = half;
-        o->word = 0; /* a new half; we are its only writer */
+        o->word = 0; /* a new half (zeroed); we are its only writer */
+        o->ctx = 0;
+        o->src = o->tag = 0;
     }
     if (open && !o->open) {
         o->open = true;
@@ -920,6 +925,8 @@ static void box_open(int me, int dest, struct box_out *o)
     o->half = mine;
     o->open = true;
     o->word = 0;
+    o->ctx = 0;
+    o->src = o->tag = 0;
     o->inbox_until = 0;
 }
 
@@ -945,9 +952,14 @@ static inline __attribute__((always_inline)) bool box_send(struct box_out *o, in
     if (BOX_ACK(atomic_load_explicit(&box_other(b)->word, memory_order_acquire)) !=
         BOX_COUNT(o->word))
         return false;
-    b->ctx = ctx;
-    b->src = src;
-    b->tag = tag;
+    /* The receiver polls this line while we write it, and a store that
+     * finds the line taken back costs another transfer of it: the envelope
+     * is stored only where it changed (docs/pt2pt-perf.md). */
+    if (LOOM_UNLIKELY(o->ctx != ctx || o->src != src || o->tag != tag)) {
+        b->ctx = o->ctx = ctx;
+        b->src = o->src = src;
+        b->tag = o->tag = tag;
+    }
     if (bytes) {
         char *data = box_payload(b, bytes);
         if (LOOM_LIKELY(t->contig))
@@ -1050,12 +1062,6 @@ static inline __attribute__((always_inline)) bool take_tiny(struct p2p_rank *p, 
             struct box_half *b = x->half;
             if (!matches(ctx, src, tag, b->ctx, b->src, b->tag))
                 return false;
-            /* Our half of this line takes our acknowledgement next (in
-             * our reply, or at our next receive): ask for the line now,
-             * so that its ownership may travel while we return and reply
-             * (a hint: 4-11% off a one-way trip in the VM's slow state,
-             * within the noise in its fast state; docs/pt2pt-perf.md). */
-            loom_prefetch_write(b);
             take_out(buf, t, cap, box_payload(b, BOX_BYTES(w)), BOX_BYTES(w));
             got->src = b->src;
             got->tag = b->tag;
