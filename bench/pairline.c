@@ -1,18 +1,16 @@
-/* Physical limit of a message through the box of a pair of ranks: two
- * threads pinned to two cores ping-pong 8 bytes through one cache line
- * that holds a half for each direction (an envelope, the payload and a
- * word with the message count and the count of the other half's messages
- * taken, written last), as Loom's pair boxes do (src/pt2pt/p2p.c: the
- * envelope is stored only when it changes, so a reply of the same envelope
- * stores its payload and its word) but without any MPI work around it. A sender first checks that
- * its last message there was taken; the reply's word acknowledges the request, so only the one line
- * moves, as in cacheline.c. Reports the best one-way time of -r runs (default 5) of -i round trips
- * (default 1000000), polling back to back and with a pause (twocores.h); -c A,B picks the cores;
- * --json prints one result line. bench/compare runs it with the physical limits. -w N puts a loop
- * of N empty turns (about a core cycle each) between a receive and its reply: a model of an MPI
- * library's software there (docs/pt2pt-perf.md measures how it adds to the one-way time). -p makes
- * the receiver prefetch the line for writing when it sees a message, as
- * Loom did until 2026-11-26 (slower on the Xeon measured then). */
+/* Physical limit of a message through the box of a pair of ranks: two threads pinned to two
+ * cores ping-pong 8 bytes through one cache line that holds a half for each direction (an
+ * envelope, the payload and a word with the message count and the count of the other half's
+ * messages taken, written last), as Loom's pair boxes do (src/pt2pt/p2p.c: the envelope is stored
+ * only when it changes, so a reply with the same envelope stores its payload and its word) but
+ * without any MPI work around it. A sender first checks that its last message there was taken;
+ * the reply's word acknowledges the request, so only the one line moves, as in cacheline.c.
+ * Reports the best one-way time of -r runs (default 5) of -i round trips (default 1000000),
+ * polling back to back and with a pause (twocores.h); -c A,B picks the cores; --json prints one
+ * result line. bench/compare runs it with the physical limits. -w N puts a loop of N empty turns
+ * (about a core cycle each) between a receive and its reply: a model of an MPI library's software
+ * there (docs/pt2pt-perf.md measures how it adds to the one-way time). -p makes the receiver
+ * prefetch the line for writing when it sees a message, as Loom did until 2026-11-26. */
 #include "twocores.h" /* first: it defines _GNU_SOURCE */
 
 #include <stdatomic.h>
