@@ -37,6 +37,10 @@ foreach(n 1 2 7 64)
   expect(p2p_inbox_${n} --out "p2p_inbox: ${n} ranks ok" -- ${RUN} -n ${n} ${MPIBIN}/p2p_inbox)
 endforeach()
 expect(p2p_inbox_one_worker --out "p2p_inbox: 16 ranks ok" -- ${RUN} --workers 1 -n 16 ${MPIBIN}/p2p_inbox)
+# Messages of 41-256 bytes travel in the inbox with an eager cell by default;
+# also none (the locked path) and cells up to 2 KiB.
+expect(p2p_inbox_no_cells --out "p2p_inbox: 7 ranks ok" -- env LOOM_P2P_INBOX_CELL=0 ${RUN} -n 7 ${MPIBIN}/p2p_inbox)
+expect(p2p_inbox_big_cells --out "p2p_inbox: 7 ranks ok" -- env LOOM_P2P_INBOX_CELL=2048 ${RUN} -n 7 ${MPIBIN}/p2p_inbox)
 # The box of a pair of ranks (docs/pt2pt-perf.md): opened after 16 tiny
 # messages by default; also at once, with room for one box per rank (the
 # others use the inbox), off, and with every rank on one worker.

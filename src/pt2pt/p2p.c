@@ -48,8 +48,16 @@ static uint64_t spin_ns = 50000;
  * (BOX_DATA, at most LOOM_EAGER_MAX: a box message is buffered). */
 static uint32_t box_cap = 32, box_after = 16;
 static size_t box_max = LOOM_P2P_FAST_BYTES;
+/* The largest message an inbox slot carries in an eager cell of its
+ * sender's pool (LOOM_P2P_INBOX_CELL, at most LOOM_EAGER_MAX and
+ * LOOM_P2P_FAST_BYTES; 0: none). The default keeps to the small cells
+ * (ENV_SMALL): with the eager-sized ones (LOOM_EAGER_MAX apart), a window of
+ * 1 KiB messages at 16 ranks ran slower than by the locked path. */
+static size_t inbox_cell_max = ENV_SMALL;
 
-/* One tiny message: envelope and payload in one cache line. */
+/* One message: envelope and payload in one cache line; or, for a message of
+ * more than LOOM_P2P_INBOX_BYTES (at most inbox_cell_max), the envelope
+ * and the address of an eager cell that holds the payload (slot_cell). */
 struct inbox_slot {
     /* (position + 1) mod 2^32 once it holds that position's message: a slot
      * is reused every INBOX_SLOTS positions, far below the wrap. */
@@ -61,6 +69,16 @@ struct inbox_slot {
     char data[LOOM_P2P_INBOX_BYTES];
 } LOOM_ALIGNED_CL;
 _Static_assert(sizeof(struct inbox_slot) == LOOM_CACHE_LINE, "an inbox slot is one cache line");
+
+/* The eager cell that holds the payload of the message in slot s, or NULL
+ * when the slot holds it. */
+static inline struct loom_envelope *slot_cell(const struct inbox_slot *s)
+{
+    struct loom_envelope *e = NULL;
+    if (s->bytes > LOOM_P2P_INBOX_BYTES)
+        memcpy(&e, s->data, sizeof e);
+    return e;
+}
 
 /* One rank's half of the box of a pair of ranks: its last message to the
  * other rank, and how many of the other's messages it has taken. Only that
@@ -210,6 +228,11 @@ int loom_p2p_job_init(int n)
     spin_ns = (uint64_t)loom_env_size("LOOM_SPIN_NS", 50000);
     box_cap = (uint32_t)loom_env_size("LOOM_P2P_BOXES", 32);
     box_after = (uint32_t)loom_env_size("LOOM_P2P_BOX_AFTER", 16);
+    inbox_cell_max = loom_env_size("LOOM_P2P_INBOX_CELL", ENV_SMALL);
+    if (inbox_cell_max > loom_p2p_eager_max)
+        inbox_cell_max = loom_p2p_eager_max;
+    if (inbox_cell_max > LOOM_P2P_FAST_BYTES)
+        inbox_cell_max = LOOM_P2P_FAST_BYTES;
     box_max = loom_p2p_eager_max < BOX_DATA ? loom_p2p_eager_max : BOX_DATA;
     if (box_max < LOOM_P2P_BOX_BYTES)
         box_max = LOOM_P2P_BOX_BYTES;
@@ -650,10 +673,18 @@ static bool inbox_merge(struct p2p_rank *p, int me, bool all)
             if (x)
                 queued |= box_take(p, x, me);
         }
+        struct loom_envelope *cell = slot_cell(s);
         loom_req *r = take_posted(p, s->ctx, s->src, s->tag);
         if (r) {
-            deliver_packed(r, s->data, s->bytes, s->src, s->tag);
+            deliver_packed(r, cell ? cell->data : s->data, s->bytes, s->src, s->tag);
             complete(r, me);
+            if (cell)
+                env_release(cell);
+            continue;
+        }
+        if (cell) {
+            append_unexpected(p, cell);
+            queued = true;
             continue;
         }
         struct loom_envelope *e = env_alloc(me, 0);
@@ -698,8 +729,9 @@ static inline bool inbox_claim(struct p2p_rank *p, uint64_t *pos_p)
     }
 }
 
-/* Sends a tiny message into dest's inbox as world rank me; false when the
- * inbox is full. *pos_p: the position it took. */
+/* Sends a message of up to inbox_cell_max bytes into dest's inbox as world
+ * rank me (the caller); false when the inbox is full. *pos_p: the position
+ * it took. */
 static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, const void *buf,
                               const struct loom_type *t, size_t bytes, uint64_t *pos_p)
 {
@@ -713,11 +745,23 @@ static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, 
     s->tag = tag;
     s->world = me;
     s->bytes = (uint32_t)bytes;
+    char *data = s->data;
+    if (bytes > LOOM_P2P_INBOX_BYTES) {
+        /* A cell of our pool, filled before the slot is published: the
+         * merger matches it or queues the cell itself as unexpected. */
+        struct loom_envelope *e = env_alloc(me, bytes > ENV_SMALL);
+        e->ctx = ctx;
+        e->src = src;
+        e->tag = tag;
+        e->bytes = bytes;
+        memcpy(s->data, &e, sizeof e);
+        data = e->data;
+    }
     if (bytes) {
         if (LOOM_LIKELY(t->contig))
-            copy_tiny(s->data, (const char *)buf + t->true_lb, bytes);
+            memcpy(data, (const char *)buf + t->true_lb, bytes);
         else
-            loom_type_pack(s->data, buf, t, 0, bytes);
+            loom_type_pack(data, buf, t, 0, bytes);
     }
     bool same = p->worker == ranks[me].worker;
     /* Publish the envelope and payload before the sequence number that tells
@@ -1015,7 +1059,8 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
         }
     }
     uint64_t pos;
-    if (bytes > LOOM_P2P_INBOX_BYTES || !inbox_send(dest, me, ctx, src, tag, buf, t, bytes, &pos))
+    if ((bytes > LOOM_P2P_INBOX_BYTES && bytes > inbox_cell_max) ||
+        !inbox_send(dest, me, ctx, src, tag, buf, t, bytes, &pos))
         return false;
     if (o && o->open)
         o->inbox_until = pos + 1;
@@ -1082,12 +1127,15 @@ static inline __attribute__((always_inline)) bool take_tiny(struct p2p_rank *p, 
         if (sx && box_msg(sx, memory_order_relaxed))
             return false; /* the box's message is older */
     }
-    take_out(buf, t, cap, s->data, s->bytes);
+    struct loom_envelope *cell = slot_cell(s);
+    take_out(buf, t, cap, cell ? cell->data : s->data, s->bytes);
     got->src = s->src;
     got->tag = s->tag;
     got->bytes = s->bytes;
     /* release: our reads of the slot are done before producers reuse it. */
     atomic_store_explicit(&p->inbox_head, h + 1, memory_order_release);
+    if (cell)
+        env_release(cell);
     return true;
 }
 

@@ -18,7 +18,11 @@
  *    line and publishes it. The receiver merges its inbox (matching posted
  *    receives, else moving the message to the unexpected queue) whenever it
  *    posts, probes, waits or tests. One cache-line transfer per message; the
- *    sender never reads the receiver's state.
+ *    sender never reads the receiver's state. A small message (up to
+ *    LOOM_P2P_INBOX_CELL, 256 bytes by default) goes the same way with its
+ *    payload in an eager cell of the sender's pool, whose address the slot
+ *    carries: two copies, but no lock that the receiver also takes (a
+ *    stream of them ran 2-3x faster than by the locked path below).
  *  - otherwise takes the receiver's lock, merges the inbox first (so a
  *    sender's earlier tiny messages are matched before this one), and:
  *    - finds a matching posted receive: unlinks it, drops the lock and copies

@@ -1,17 +1,20 @@
 /*
  * The inbox of tiny messages against the other protocols:
  *  1. Order across protocols: every rank sends to rank 0 a sequence whose
- *     sizes cycle over inbox (0, 8, 40 bytes), eager (41, 200, 4000) and
- *     rendezvous (20000) sizes, in standard, synchronous, buffered and
- *     nonblocking modes; rank 0 takes them with wildcards, probes (Probe,
- *     Iprobe, Mprobe/Mrecv) and checks each sender's order and contents.
+ *     sizes cycle over inbox (0, 8, 40 bytes), inbox with an eager cell (41,
+ *     200, 256), eager (257, 4000) and rendezvous (20000) sizes, in standard,
+ *     synchronous, buffered and nonblocking modes; rank 0 takes them with
+ *     wildcards, probes (Probe, Iprobe, Mprobe/Mrecv) and checks each
+ *     sender's order and contents.
  *  2. A full inbox: rank 0 does not call MPI while the others send it 300
- *     tiny messages each (more than the inbox holds), then receives them
- *     in order.
+ *     messages each (more than the inbox holds), tiny and in cells in turn,
+ *     then receives them in order.
  *  3. Progress through MPI_Test: a receive posted with MPI_Irecv completes
  *     while its owner only calls MPI_Test.
  *  4. Cancel with a match waiting in the inbox: the receive is either
  *     cancelled, and the message stays for the next receive, or completed.
+ *  5. Truncation of a message in a cell, by MPI_Recv and by MPI_Irecv: the
+ *     error class, the count of what fitted, and the next message intact.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -22,7 +25,7 @@
 #include "../check.h"
 #include "p2p_msg.h"
 
-static const int sizes[] = {0, 8, 40, 41, 200, 4000, 20000, 8, 4, 40};
+static const int sizes[] = {0, 8, 40, 41, 200, 4000, 20000, 8, 4, 40, 256, 257};
 #define NSIZES   ((int)(sizeof sizes / sizeof sizes[0]))
 #define MAXBYTES 20000
 
@@ -117,30 +120,81 @@ static void mixed(int rank, int size, int rounds)
     free(b);
 }
 
-/* Part 2: more tiny messages than the inbox holds, to a rank that is busy. */
+/* Part 2: more messages than the inbox holds, to a rank that is busy:
+ * 2 ints (in the slot) and 50 ints (in a cell) in turn. */
 static void overflow(int rank, int size)
 {
-    enum { M = 300 };
+    enum { M = 300, BIG = 50 };
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank != 0) {
         for (int i = 0; i < M; i++) {
-            int v[2] = {rank, i};
-            MPI_Send(v, 2, MPI_INT, 0, 9, MPI_COMM_WORLD);
+            int v[BIG];
+            for (int j = 0; j < BIG; j++)
+                v[j] = rank * 1000 + i + j;
+            v[0] = rank;
+            v[1] = i;
+            MPI_Send(v, i % 2 ? BIG : 2, MPI_INT, 0, 9, MPI_COMM_WORLD);
         }
     } else {
         burn(0.02); /* no MPI call: the inbox fills up */
         int *next = calloc((size_t)size, sizeof(int));
         REQUIRE(next);
         for (int k = 0; k < M * (size - 1); k++) {
-            int v[2] = {-1, -1};
+            int v[BIG] = {-1, -1};
             MPI_Status st;
-            MPI_Recv(v, 2, MPI_INT, MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, &st);
+            MPI_Recv(v, BIG, MPI_INT, MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, &st);
             REQUIRE(v[0] > 0 && v[0] < size);
             CHECK_EQ(st.MPI_SOURCE, v[0]);
             CHECK_EQ(v[1], next[v[0]]);
+            int n = -1;
+            MPI_Get_count(&st, MPI_INT, &n);
+            CHECK_EQ(n, v[1] % 2 ? BIG : 2);
+            int bad = 0;
+            for (int j = 2; j < n; j++)
+                bad += v[j] != v[0] * 1000 + v[1] + j;
+            CHECK_EQ(bad, 0);
             next[v[0]] = v[1] + 1;
         }
         free(next);
+    }
+}
+
+/* Part 5: a message in a cell received into too small a buffer. */
+static void truncate_cell(int rank)
+{
+    enum { N = 200, CAP = 120 };
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        unsigned char b[N];
+        for (int k = 0; k < 3; k++) {
+            fill(b, N, rank, k);
+            MPI_Send(b, N, MPI_BYTE, 0, 12, MPI_COMM_WORLD);
+        }
+    } else if (rank == 0) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        unsigned char b[N];
+        MPI_Status st;
+        for (int k = 0; k < 2; k++) {
+            int rc;
+            if (k == 0) {
+                rc = MPI_Recv(b, CAP, MPI_BYTE, 1, 12, MPI_COMM_WORLD, &st);
+            } else {
+                MPI_Request r;
+                MPI_Irecv(b, CAP, MPI_BYTE, 1, 12, MPI_COMM_WORLD, &r);
+                rc = MPI_Wait(&r, &st);
+                if (rc == MPI_ERR_IN_STATUS)
+                    rc = st.MPI_ERROR;
+            }
+            int cls = -1, n = -1;
+            MPI_Error_class(rc, &cls);
+            CHECK_EQ(cls, MPI_ERR_TRUNCATE);
+            MPI_Get_count(&st, MPI_BYTE, &n);
+            CHECK_EQ(n, CAP);
+            CHECK_EQ(check_msg(b, CAP, 1, k), 0);
+        }
+        CHECK_EQ(MPI_Recv(b, N, MPI_BYTE, 1, 12, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+        CHECK_EQ(check_msg(b, N, 1, 2), 0);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     }
 }
 
@@ -198,6 +252,8 @@ int main(int argc, char **argv)
     }
     test_progress(rank, size);
     cancel_with_match(rank);
+    if (size > 1)
+        truncate_cell(rank);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     if (rank == 0 && check_failures_ == 0)
