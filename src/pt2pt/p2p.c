@@ -743,7 +743,7 @@ static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, 
     /* The next slot is likely ours too (a stream): ask for its line now.
      * The receiver read it a lap ago, so our stores there would wait for
      * its ownership, and the next claim's locked instruction for them (a
-     * stream of 8 B messages, 2 ranks: 9.8-10.1 M/s without, 11.3-12.7 M/s
+     * stream of 8 B messages, 2 ranks: 10.5-11.3 M/s without, 12.4-13.1 M/s
      * with; docs/pt2pt-perf.md). */
     loom_prefetch_write(&p->inbox[(pos + 1) & INBOX_MASK]);
     s->ctx = ctx;
