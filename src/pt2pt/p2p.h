@@ -181,9 +181,9 @@ struct loom_probe {
 
 /* A standard or ready send of a small message (bytes <= LOOM_P2P_FAST_BYTES
  * of type at buf) to rank dest of c (not MPI_PROC_NULL) by c's owner,
- * without a request: true when it went into their box or (tiny) dest's
- * inbox (the send is complete), false when neither could take it (use a
- * request). */
+ * without a request: true when it went into their box or dest's inbox (up
+ * to LOOM_P2P_INBOX_BYTES in the slot, up to LOOM_P2P_INBOX_CELL in a cell;
+ * the send is complete), false when neither could take it (use a request). */
 bool loom_p2p_send_tiny(const struct loom_comm *c, const void *buf, const struct loom_type *type,
                         size_t bytes, int dest, int tag);
 
