@@ -5,7 +5,12 @@
  * even one.  Reports the round trip and one-way = round trip / 2, the
  * lowest latency any intra-node message can reach.  Best of -r runs of
  * each way of polling (back to back, and with a pause: see twocores.h).
- * Options: -i ITER (default 1000000), -r RUNS (default 5), --json. */
+ * Options: -i ITER (default 1000000), -r RUNS (default 5), --json.
+ * -n N bounces N lines of one buffer in turn instead (2 MiB apart, each at
+ * another offset in its page) and prints each line's one-way time: on a
+ * mesh, a line's home in the L3 follows its physical address, and some
+ * lines take far longer than others (docs/pt2pt-perf.md, 2026-11-26; try
+ * -n 24 -i 200000 -r 1). */
 #include "twocores.h" /* first: it defines _GNU_SOURCE */
 
 #include <stdatomic.h>
@@ -14,6 +19,7 @@ static struct {
     _Alignas(64) atomic_long v;
     char pad[64 - sizeof(atomic_long)];
 } line;
+static atomic_long *lp = &line.v; /* the line bounced */
 
 static void *pong(void *arg)
 {
@@ -21,9 +27,9 @@ static void *pong(void *arg)
     pin(cpu_b);
     for (long i = 0; i < iters; i++) {
         long want = 2 * i + 1;
-        while (atomic_load_explicit(&line.v, memory_order_acquire) != want)
+        while (atomic_load_explicit(lp, memory_order_acquire) != want)
             twocores_poll_hint();
-        atomic_store_explicit(&line.v, want + 1, memory_order_release);
+        atomic_store_explicit(lp, want + 1, memory_order_release);
     }
     return NULL;
 }
@@ -31,13 +37,13 @@ static void *pong(void *arg)
 static double run(void)
 {
     pthread_t t;
-    atomic_store(&line.v, 0);
+    atomic_store(lp, 0);
     pthread_create(&t, NULL, pong, NULL);
     pin(cpu_a);
     double t0 = now();
     for (long i = 0; i < iters; i++) {
-        atomic_store_explicit(&line.v, 2 * i + 1, memory_order_release);
-        while (atomic_load_explicit(&line.v, memory_order_acquire) != 2 * i + 2)
+        atomic_store_explicit(lp, 2 * i + 1, memory_order_release);
+        while (atomic_load_explicit(lp, memory_order_acquire) != 2 * i + 2)
             twocores_poll_hint();
     }
     double dt = now() - t0;
@@ -45,13 +51,44 @@ static double run(void)
     return dt / iters;
 }
 
+/* -n: the one-way time of each of n lines of one buffer. */
+static int spread(int n, int runs)
+{
+    const size_t stride = (size_t)2 << 20;
+    char *buf = aligned_alloc(4096, stride * (size_t)n);
+    if (!buf) {
+        fprintf(stderr, "cacheline: out of memory\n");
+        return 1;
+    }
+    memset(buf, 0, stride * (size_t)n);
+    printf("one-way ns of %d lines, cpu %d <-> cpu %d:", n, cpu_a, cpu_b);
+    for (int k = 0; k < n; k++) {
+        lp = (atomic_long *)(buf + stride * (size_t)k + (size_t)k * 64 % 4096);
+        printf(" %.0f", best_of_styles(runs, run, NULL, NULL) * 1e9 / 2);
+        fflush(stdout);
+    }
+    printf("\n");
+    free(buf);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int runs, json = 0;
-    int rc = twocores_init("cacheline", argc, argv, &runs, &json,
-                           "[-i ITER] [-r RUNS] [-c A,B] [--json]", 1, 1);
+    int runs, json = 0, nlines = 0;
+    /* -n N is ours; the rest is twocores_init's. */
+    int n = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc)
+            nlines = atoi(argv[++i]);
+        else
+            argv[n++] = argv[i];
+    }
+    int rc = twocores_init("cacheline", n, argv, &runs, &json,
+                           "[-i ITER] [-r RUNS] [-c A,B] [-n LINES] [--json]", 1, 1);
     if (rc)
         return rc;
+    if (nlines > 0)
+        return spread(nlines, runs);
     double plain, paused;
     double best = best_of_styles(runs, run, &plain, &paused);
     double rt_us = best * 1e6;
