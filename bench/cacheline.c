@@ -10,7 +10,7 @@
  * another offset in its page) and prints each line's one-way time: on a
  * mesh, a line's home in the L3 follows its physical address, and some
  * lines take far longer than others (docs/pt2pt-perf.md, 2026-11-26; try
- * -n 24 -i 200000 -r 1). */
+ * -n 24 -i 200000 -r 1; text only, --json does not apply). */
 #include "twocores.h" /* first: it defines _GNU_SOURCE */
 
 #include <stdatomic.h>

@@ -48,15 +48,16 @@ static uint64_t spin_ns = 50000;
  * (BOX_DATA, at most LOOM_EAGER_MAX: a box message is buffered). */
 static uint32_t box_cap = 32, box_after = 16;
 static size_t box_max = LOOM_P2P_FAST_BYTES;
-/* The largest message an inbox slot carries in an eager cell of its
- * sender's pool (LOOM_P2P_INBOX_CELL, at most LOOM_EAGER_MAX and
- * LOOM_P2P_FAST_BYTES; 0: none). The default keeps to the small cells
- * (ENV_SMALL): with the eager-sized ones (LOOM_EAGER_MAX apart), a window of
- * 1 KiB messages at 16 ranks ran slower than by the locked path. */
-static size_t inbox_cell_max = ENV_SMALL;
+/* The largest message the inbox takes: up to LOOM_P2P_INBOX_BYTES in the
+ * slot, and above that (up to LOOM_P2P_INBOX_CELL, at most LOOM_EAGER_MAX
+ * and LOOM_P2P_FAST_BYTES; 0: none) in an eager cell of its sender's pool.
+ * The default keeps to the small cells (ENV_SMALL): with the eager-sized
+ * ones (LOOM_EAGER_MAX apart), a window of 1 KiB messages at 16 ranks ran
+ * slower than by the locked path. */
+static size_t inbox_max = ENV_SMALL;
 
 /* One message: envelope and payload in one cache line; or, for a message of
- * more than LOOM_P2P_INBOX_BYTES (at most inbox_cell_max), the envelope
+ * more than LOOM_P2P_INBOX_BYTES (at most inbox_max), the envelope
  * and the address of an eager cell that holds the payload (slot_cell). */
 struct inbox_slot {
     /* (position + 1) mod 2^32 once it holds that position's message: a slot
@@ -228,11 +229,13 @@ int loom_p2p_job_init(int n)
     spin_ns = (uint64_t)loom_env_size("LOOM_SPIN_NS", 50000);
     box_cap = (uint32_t)loom_env_size("LOOM_P2P_BOXES", 32);
     box_after = (uint32_t)loom_env_size("LOOM_P2P_BOX_AFTER", 16);
-    inbox_cell_max = loom_env_size("LOOM_P2P_INBOX_CELL", ENV_SMALL);
-    if (inbox_cell_max > loom_p2p_eager_max)
-        inbox_cell_max = loom_p2p_eager_max;
-    if (inbox_cell_max > LOOM_P2P_FAST_BYTES)
-        inbox_cell_max = LOOM_P2P_FAST_BYTES;
+    inbox_max = loom_env_size("LOOM_P2P_INBOX_CELL", ENV_SMALL);
+    if (inbox_max > loom_p2p_eager_max)
+        inbox_max = loom_p2p_eager_max;
+    if (inbox_max > LOOM_P2P_FAST_BYTES)
+        inbox_max = LOOM_P2P_FAST_BYTES;
+    if (inbox_max < LOOM_P2P_INBOX_BYTES)
+        inbox_max = LOOM_P2P_INBOX_BYTES;
     box_max = loom_p2p_eager_max < BOX_DATA ? loom_p2p_eager_max : BOX_DATA;
     if (box_max < LOOM_P2P_BOX_BYTES)
         box_max = LOOM_P2P_BOX_BYTES;
@@ -729,7 +732,7 @@ static inline bool inbox_claim(struct p2p_rank *p, uint64_t *pos_p)
     }
 }
 
-/* Sends a message of up to inbox_cell_max bytes into dest's inbox as world
+/* Sends a message of up to inbox_max bytes into dest's inbox as world
  * rank me (the caller); false when the inbox is full. *pos_p: the position
  * it took. */
 static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, const void *buf,
@@ -774,7 +777,7 @@ static inline bool inbox_send(int dest, int me, uint32_t ctx, int src, int tag, 
     }
     if (bytes) {
         if (LOOM_LIKELY(t->contig))
-            memcpy(data, (const char *)buf + t->true_lb, bytes);
+            copy_tiny(data, (const char *)buf + t->true_lb, bytes);
         else
             loom_type_pack(data, buf, t, 0, bytes);
     }
@@ -814,18 +817,23 @@ static inline struct box_out *box_out_of(struct p2p_rank *s, int peer)
     return &s->box_out[peer];
 }
 
+/* Starts o on a new (zeroed) half, of which we are the only writer. */
+static void box_out_take_half(struct box_out *o, struct box_half *half)
+{
+    o->half = half;
+    o->word = 0;
+    o->ctx = 0;
+    o->src = o->tag = 0;
+}
+
 /* Makes half (of the box with peer) ours to write: for acknowledgements,
  * and for messages once the peer takes them from it (open). Our tiny
  * messages sent to peer so far may sit in its inbox: the box carries none
  * until its merger has passed every position claimed now. */
 static void box_attach(struct box_out *o, struct box_half *half, int peer, bool open)
 {
-    if (!o->half) {
-        o->half = half;
-        o->word = 0; /* a new half (zeroed); we are its only writer */
-        o->ctx = 0;
-        o->src = o->tag = 0;
-    }
+    if (!o->half)
+        box_out_take_half(o, half);
     if (open && !o->open) {
         o->open = true;
         o->inbox_until = atomic_load_explicit(&ranks[peer].inbox_tail, memory_order_relaxed);
@@ -981,11 +989,8 @@ static void box_open(int me, int dest, struct box_out *o)
     unlock(first);
     if (queued)
         wake_rank(p, p->worker == s->worker);
-    o->half = mine;
+    box_out_take_half(o, mine);
     o->open = true;
-    o->word = 0;
-    o->ctx = 0;
-    o->src = o->tag = 0;
     o->inbox_until = 0;
 }
 
@@ -1074,8 +1079,7 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
         }
     }
     uint64_t pos;
-    if ((bytes > LOOM_P2P_INBOX_BYTES && bytes > inbox_cell_max) ||
-        !inbox_send(dest, me, ctx, src, tag, buf, t, bytes, &pos))
+    if (bytes > inbox_max || !inbox_send(dest, me, ctx, src, tag, buf, t, bytes, &pos))
         return false;
     if (o && o->open)
         o->inbox_until = pos + 1;
