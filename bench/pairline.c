@@ -10,7 +10,8 @@
  * result line. bench/compare runs it with the physical limits. -w N puts a loop of N empty turns
  * (about a core cycle each) between a receive and its reply: a model of an MPI library's software
  * there (docs/pt2pt-perf.md measures how it adds to the one-way time). -p makes the receiver
- * prefetch the line for writing when it sees a message, as Loom did until 2026-11-26. */
+ * prefetch the line for writing when it sees a message, as Loom did until 2026-11-26. -d demotes
+ * the line (CLDEMOTE, a NOP where the CPU lacks it) after each store, as Loom does since then. */
 #include "twocores.h" /* first: it defines _GNU_SOURCE */
 
 #include <stdatomic.h>
@@ -37,6 +38,18 @@ static inline void prefetch_write(const void *p)
 #endif
 }
 
+/* CLDEMOTE: the line we just wrote to the shared cache, for the other core. */
+static inline void demote(const void *p)
+{
+#if defined(__x86_64__)
+    __asm__ __volatile__("cldemote %0" ::"m"(*(const char *)p));
+#else
+    (void)p;
+#endif
+}
+
+static int demote_after; /* -d */
+
 /* Each thread's own counts: messages sent through its half, taken from the other. */
 struct side {
     uint32_t sent, taken;
@@ -61,6 +74,8 @@ static void put(int me, struct side *s, const char *buf)
     /* Publish the message, and acknowledge the other's, in one store. */
     atomic_store_explicit(&h->word, 8u | (s->sent & 0xffu) << 8 | (s->taken & 0xffu) << 16,
                           memory_order_release);
+    if (demote_after)
+        demote(h);
 }
 
 /* -w: cycles of work between a receive and the reply; -p: prefetch. */
@@ -122,18 +137,20 @@ static double run(void)
 int main(int argc, char **argv)
 {
     int runs, json = 0;
-    /* -w N is ours; the rest is twocores_init's. */
+    /* -w N, -p and -d are ours; the rest is twocores_init's. */
     int n = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-w") && i + 1 < argc)
             work_cycles = atol(argv[++i]);
         else if (!strcmp(argv[i], "-p"))
             prefetch = 1;
+        else if (!strcmp(argv[i], "-d"))
+            demote_after = 1;
         else
             argv[n++] = argv[i];
     }
     int rc = twocores_init("pairline", n, argv, &runs, &json,
-                           "[-i ITER] [-r RUNS] [-c A,B] [-w CYCLES] [-p] [--json]", 2, 77);
+                           "[-i ITER] [-r RUNS] [-c A,B] [-w CYCLES] [-p] [-d] [--json]", 2, 77);
     if (rc)
         return rc;
     double plain, paused;

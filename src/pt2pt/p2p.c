@@ -48,6 +48,8 @@ static uint64_t spin_ns = 50000;
  * (BOX_DATA, at most LOOM_EAGER_MAX: a box message is buffered). */
 static uint32_t box_cap = 32, box_after = 16;
 static size_t box_max = LOOM_P2P_FAST_BYTES;
+/* Demote a box line after each store to it (LOOM_P2P_DEMOTE; 0: off). */
+static int box_demote = 1;
 /* The largest message the inbox takes: up to LOOM_P2P_INBOX_BYTES in the
  * slot, and above that (up to LOOM_P2P_INBOX_CELL, at most LOOM_EAGER_MAX
  * and LOOM_P2P_FAST_BYTES; 0: none) in an eager cell of its sender's pool.
@@ -174,6 +176,8 @@ struct p2p_rank {
     _Atomic int lock;
     _Atomic bool ack_stale;      /* a box message taken, not yet acknowledged */
     _Atomic uint64_t inbox_head; /* next inbox position to merge */
+    /* The heads are stored with set_head() under the lock and read
+     * without it by the owner (queues_idle). */
     loom_req *posted_head, *posted_tail;
     struct loom_envelope *unexp_head, *unexp_tail;
     _Atomic uint32_t unexp_seq; /* bumped on each unexpected arrival */
@@ -220,6 +224,20 @@ static inline void unlock(struct p2p_rank *p)
     atomic_store_explicit(&p->lock, 0, memory_order_release);
 }
 
+/* Stores a queue head (lock held): an atomic store, as the owner reads the
+ * heads without the lock. */
+#define set_head(h, v) __atomic_store_n((h), (v), __ATOMIC_RELAXED)
+
+/* True when p (the caller's own state) has no posted receive and no
+ * unexpected message, read without the lock: only the owner posts
+ * receives, and an unexpected message that comes after the look bumps
+ * unexp_seq. */
+static inline bool queues_idle(struct p2p_rank *p)
+{
+    return !__atomic_load_n(&p->posted_head, __ATOMIC_RELAXED) &&
+           !__atomic_load_n(&p->unexp_head, __ATOMIC_RELAXED);
+}
+
 int loom_p2p_job_init(int n)
 {
     const char *e = getenv("LOOM_EAGER_MAX");
@@ -229,6 +247,7 @@ int loom_p2p_job_init(int n)
     spin_ns = (uint64_t)loom_env_size("LOOM_SPIN_NS", 50000);
     box_cap = (uint32_t)loom_env_size("LOOM_P2P_BOXES", 32);
     box_after = (uint32_t)loom_env_size("LOOM_P2P_BOX_AFTER", 16);
+    box_demote = (int)loom_env_size("LOOM_P2P_DEMOTE", 1);
     inbox_max = loom_env_size("LOOM_P2P_INBOX_CELL", ENV_SMALL);
     if (inbox_max > loom_p2p_eager_max)
         inbox_max = loom_p2p_eager_max;
@@ -537,7 +556,7 @@ static inline loom_req *take_posted(struct p2p_rank *p, uint32_t ctx, int src, i
         if (prev)
             prev->next = r->next;
         else
-            p->posted_head = r->next;
+            set_head(&p->posted_head, r->next);
         if (p->posted_tail == r)
             p->posted_tail = prev;
     }
@@ -551,7 +570,7 @@ static inline void append_unexpected(struct p2p_rank *p, struct loom_envelope *e
     if (p->unexp_tail)
         p->unexp_tail->next = e;
     else
-        p->unexp_head = e;
+        set_head(&p->unexp_head, e);
     p->unexp_tail = e;
     /* seq_cst: ordered before the waker's look at the owner's waiter slot
      * (a prober waits for unexp_seq to move). */
@@ -840,8 +859,9 @@ static void box_attach(struct box_out *o, struct box_half *half, int peer, bool 
     }
 }
 
-/* Stores in our half (o) that we took `taken` messages from the peer. */
-static inline void box_ack(struct box_out *o, uint32_t taken)
+/* Stores in our half (o) that we took `taken` messages from the peer (on
+ * another worker: demote). */
+static inline void box_ack(struct box_out *o, uint32_t taken, bool demote)
 {
     uint32_t w = (o->word & ~BOX_ACK_MASK) | (taken & 0xffu) << 20 | BOX_SET;
     if (w == o->word)
@@ -850,6 +870,8 @@ static inline void box_ack(struct box_out *o, uint32_t taken)
     /* release: our reads of the messages acknowledged before the sender
      * reuses its half (it reads this with acquire). */
     atomic_store_explicit(&o->half->word, w, memory_order_release);
+    if (demote)
+        loom_cache_demote(o->half);
 }
 
 /* Acknowledges what was taken from box x into rank s (the caller). */
@@ -861,7 +883,8 @@ static void box_ack_rx(struct p2p_rank *s, struct box_rx *x)
     if (!o->half)
         box_attach(o, box_other(x->half), x->from, false);
     /* acquire: the taker's reads of the messages are done. */
-    box_ack(o, atomic_load_explicit(&x->taken, memory_order_acquire));
+    box_ack(o, atomic_load_explicit(&x->taken, memory_order_acquire),
+            box_demote && ranks[x->from].worker != s->worker);
 }
 
 /* Acknowledges what was taken from s's boxes; owner only. */
@@ -1044,7 +1067,14 @@ static inline __attribute__((always_inline)) bool box_send(struct box_out *o, in
     o->pending = true;
     /* Publish the message before the word that tells the receiver it is there. */
     atomic_store_explicit(&b->word, w, memory_order_release);
-    wake_rank(p, p->worker == s->worker);
+    bool same = p->worker == s->worker;
+    /* A peer on another core reads the line from the shared cache, and our
+     * next look at it does not pull it back (one on our core reads it here).
+     * Not while our worker has other ranks to run: their turns come before
+     * our next look, and each look would then fetch the line back. */
+    if (box_demote && !same && (box_demote > 1 || !loom_sched_others_ready()))
+        loom_cache_demote(b);
+    wake_rank(p, same);
     return true;
 }
 
@@ -1178,7 +1208,8 @@ bool loom_p2p_recv_tiny(const struct loom_comm *c, void *buf, const struct loom_
     acks_flush(p); /* what no reply carried back */
     struct box_rx *x = src_world >= 0 ? box_from(p, src_world) : NULL;
     uint32_t useq = atomic_load_explicit(&p->unexp_seq, memory_order_acquire);
-    if (!tiny_arrived(p, x) && loom_sched_others_ready()) {
+    bool arrived = tiny_arrived(p, x);
+    if (!arrived && loom_sched_others_ready()) {
         /* Let the worker's other ranks run a few rounds (a switch costs a
          * few ns; the general path would post a request and park), then
          * park by the general path if nothing came. */
@@ -1190,40 +1221,43 @@ bool loom_p2p_recv_tiny(const struct loom_comm *c, void *buf, const struct loom_
         }
         if (!tiny_arrived(p, x))
             return false;
+        arrived = true;
     }
-    lock(p);
-    bool idle = !p->posted_head && !p->unexp_head;
-    bool ok = idle && take_tiny(p, x, buf, type, cap, ctx, src, tag, got);
-    unlock(p);
-    if (ok || !idle)
-        return ok;
-    /* Wait for the box or the inbox while alone on the worker; anything
-     * else (a message queued by a locked-path sender, a box opened
-     * meanwhile, another rank to run, a long wait that should park) goes
-     * to the general path. */
-    uint64_t t0 = 0;
-    for (unsigned i = 1;; i++) {
-        if (tiny_arrived(p, x))
-            break;
-        if (atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) != useq)
+    if (!arrived) {
+        /* Wait for the box or the inbox while alone on the worker, without
+         * the lock: its locked instruction, just after our last store into
+         * a box line, would wait for that line (docs/pt2pt-perf.md).
+         * Anything else (a posted receive or an unexpected message, one
+         * queued meanwhile by a locked-path sender, a box opened meanwhile,
+         * another rank to run, a long wait that should park) goes to the
+         * general path. */
+        if (!queues_idle(p))
             return false;
-        if ((i & 255) == 0) {
-            if (loom_sched_others_ready())
+        uint64_t t0 = 0;
+        for (unsigned i = 1;; i++) {
+            if (tiny_arrived(p, x))
+                break;
+            if (atomic_load_explicit(&p->unexp_seq, memory_order_relaxed) != useq)
                 return false;
-            uint64_t now = loom_time_ns();
-            if (!t0)
-                t0 = now;
-            else if (now - t0 >= spin_ns)
-                return false;
+            if ((i & 255) == 0) {
+                if (loom_sched_others_ready())
+                    return false;
+                uint64_t now = loom_time_ns();
+                if (!t0)
+                    t0 = now;
+                else if (now - t0 >= spin_ns)
+                    return false;
+            }
+            if (i > LOOM_WAIT_FAST_POLLS) /* see ult.h */
+                loom_cpu_relax();
         }
-        if (i > LOOM_WAIT_FAST_POLLS) /* see ult.h */
-            loom_cpu_relax();
     }
-    lock(p);
     /* A locked-path sender may have merged the inbox (older messages, now
-     * unexpected) and appended its own since the loop's last look at
-     * unexp_seq: the head is then not the oldest message. */
-    ok = !p->unexp_head && take_tiny(p, x, buf, type, cap, ctx, src, tag, got);
+     * unexpected) and appended its own since our look at unexp_seq: the
+     * head is then not the oldest message. */
+    lock(p);
+    bool ok =
+        !p->posted_head && !p->unexp_head && take_tiny(p, x, buf, type, cap, ctx, src, tag, got);
     unlock(p);
     return ok;
 }
@@ -1453,7 +1487,7 @@ static struct loom_envelope *take_unexpected(struct p2p_rank *p, uint32_t ctx, i
         if (prev)
             prev->next = e->next;
         else
-            p->unexp_head = e->next;
+            set_head(&p->unexp_head, e->next);
         if (p->unexp_tail == e)
             p->unexp_tail = prev;
         e->next = NULL;
@@ -1477,7 +1511,7 @@ void loom_p2p_start_recv(loom_req *req)
     if (p->posted_tail)
         p->posted_tail->next = req;
     else
-        p->posted_head = req;
+        set_head(&p->posted_head, req);
     p->posted_tail = req;
     /* Messages already in the boxes and inbox count as arriving after this
      * receive was posted (each sender's order holds: see inbox_merge);
@@ -1547,7 +1581,7 @@ bool loom_p2p_cancel(loom_req *req)
             if (prev)
                 prev->next = r->next;
             else
-                p->posted_head = r->next;
+                set_head(&p->posted_head, r->next);
             if (p->posted_tail == r)
                 p->posted_tail = prev;
         }
@@ -1564,7 +1598,7 @@ bool loom_p2p_cancel(loom_req *req)
             if (prev)
                 prev->next = e->next;
             else
-                p->unexp_head = e->next;
+                set_head(&p->unexp_head, e->next);
             if (p->unexp_tail == e)
                 p->unexp_tail = prev;
         }

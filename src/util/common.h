@@ -49,6 +49,19 @@ static inline void loom_prefetch_write(const void *p)
 #endif
 }
 
+/* Hints that the cache line at p, just written for another core, should
+ * move from our private caches to the shared one (CLDEMOTE, which CPUs
+ * without it execute as a NOP), so that its reader's miss does not snoop
+ * us and our later loads do not pull it back (docs/pt2pt-perf.md). */
+static inline void loom_cache_demote(const void *p)
+{
+#if defined(__x86_64__)
+    __asm__ __volatile__("cldemote %0" ::"m"(*(const char *)p));
+#else
+    (void)p;
+#endif
+}
+
 /* Monotonic time in nanoseconds. */
 uint64_t loom_time_ns(void);
 
