@@ -48,7 +48,9 @@ static uint64_t spin_ns = 50000;
  * (BOX_DATA, at most LOOM_EAGER_MAX: a box message is buffered). */
 static uint32_t box_cap = 32, box_after = 16;
 static size_t box_max = LOOM_P2P_FAST_BYTES;
-/* Demote a box line after each store to it (LOOM_P2P_DEMOTE; 0: off). */
+/* Demote a box line after a store to it for a peer on another worker
+ * (LOOM_P2P_DEMOTE): 1 (default) while our worker has no other rank ready,
+ * 2 always, 0 never; 0 where the CPU lacks CLDEMOTE. */
 static int box_demote = 1;
 /* The largest message the inbox takes: up to LOOM_P2P_INBOX_BYTES in the
  * slot, and above that (up to LOOM_P2P_INBOX_CELL, at most LOOM_EAGER_MAX
@@ -247,7 +249,7 @@ int loom_p2p_job_init(int n)
     spin_ns = (uint64_t)loom_env_size("LOOM_SPIN_NS", 50000);
     box_cap = (uint32_t)loom_env_size("LOOM_P2P_BOXES", 32);
     box_after = (uint32_t)loom_env_size("LOOM_P2P_BOX_AFTER", 16);
-    box_demote = (int)loom_env_size("LOOM_P2P_DEMOTE", 1);
+    box_demote = loom_cpu_can_demote() ? (int)loom_env_size("LOOM_P2P_DEMOTE", 1) : 0;
     inbox_max = loom_env_size("LOOM_P2P_INBOX_CELL", ENV_SMALL);
     if (inbox_max > loom_p2p_eager_max)
         inbox_max = loom_p2p_eager_max;

@@ -6,6 +6,7 @@
 #ifndef LOOM_UTIL_COMMON_H
 #define LOOM_UTIL_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,9 +51,10 @@ static inline void loom_prefetch_write(const void *p)
 }
 
 /* Hints that the cache line at p, just written for another core, should
- * move from our private caches to the shared one (CLDEMOTE, which CPUs
- * without it execute as a NOP), so that its reader's miss does not snoop
- * us and our later loads do not pull it back (docs/pt2pt-perf.md). */
+ * move from our private caches to the shared one (CLDEMOTE; its encoding is
+ * a hint NOP, but call it only where loom_cpu_can_demote() says the CPU has
+ * it), so that its reader's miss does not snoop us and our later loads do
+ * not pull it back (docs/pt2pt-perf.md). */
 static inline void loom_cache_demote(const void *p)
 {
 #if defined(__x86_64__)
@@ -61,6 +63,9 @@ static inline void loom_cache_demote(const void *p)
     (void)p;
 #endif
 }
+
+/* True when the CPU has CLDEMOTE (CPUID leaf 7, ECX bit 25). */
+bool loom_cpu_can_demote(void);
 
 /* Monotonic time in nanoseconds. */
 uint64_t loom_time_ns(void);
