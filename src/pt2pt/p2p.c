@@ -1140,12 +1140,33 @@ static inline void take_out(void *buf, const struct loom_type *t, size_t cap, co
     }
 }
 
+/* Takes the message (word w) in box x for a receive (ctx, src, tag)
+ * straight into buf if it matches; lock held. It is acknowledged later
+ * (box_send carries it back with the reply). */
+static inline __attribute__((always_inline)) bool
+take_box(struct p2p_rank *p, struct box_rx *x, uint32_t w, void *buf, const struct loom_type *t,
+         size_t cap, uint32_t ctx, int src, int tag, struct loom_probe *got)
+{
+    struct box_half *b = x->half;
+    if (!matches(ctx, src, tag, b->ctx, b->src, b->tag))
+        return false;
+    take_out(buf, t, cap, box_payload(b, BOX_BYTES(w)), BOX_BYTES(w));
+    got->src = b->src;
+    got->tag = b->tag;
+    got->bytes = BOX_BYTES(w);
+    box_taken(x);
+    p->ack_due = x;
+    return true;
+}
+
 /* Takes the oldest message for a receive (ctx, src, tag) straight into buf
  * if it is there and matches: the one in box x (from the receive's source;
  * NULL for none or a wildcard source), else the head of the inbox unless
- * its sender's box holds an older one. p (rank me) has no posted receive
- * and no unexpected message. Lock held. A message taken from the box is
- * acknowledged later (box_send carries it back with the reply). */
+ * its sender's box holds an older one; for a wildcard source, else the
+ * first box whose message matches (a box holds its sender's oldest message:
+ * the sender's inbox messages were merged before it used the box, and p has
+ * no unexpected message). p (rank me) has no posted receive and no
+ * unexpected message. Lock held. */
 static inline __attribute__((always_inline)) bool take_tiny(struct p2p_rank *p, struct box_rx *x,
                                                             void *buf, const struct loom_type *t,
                                                             size_t cap, uint32_t ctx, int src,
@@ -1154,40 +1175,42 @@ static inline __attribute__((always_inline)) bool take_tiny(struct p2p_rank *p, 
     if (x) {
         /* acquire: the envelope and payload its sender wrote. */
         uint32_t w = box_msg(x, memory_order_acquire);
-        if (w) {
-            struct box_half *b = x->half;
-            if (!matches(ctx, src, tag, b->ctx, b->src, b->tag))
-                return false;
-            take_out(buf, t, cap, box_payload(b, BOX_BYTES(w)), BOX_BYTES(w));
-            got->src = b->src;
-            got->tag = b->tag;
-            got->bytes = BOX_BYTES(w);
-            box_taken(x);
-            p->ack_due = x;
-            return true;
-        }
+        if (w)
+            return take_box(p, x, w, buf, t, cap, ctx, src, tag, got);
     }
+    uint32_t n = atomic_load_explicit(&p->n_rx, memory_order_relaxed);
     uint64_t h = atomic_load_explicit(&p->inbox_head, memory_order_relaxed);
     struct inbox_slot *s = &p->inbox[h & INBOX_MASK];
     /* acquire: the envelope and payload its producer wrote. */
-    if (atomic_load_explicit(&s->seq, memory_order_acquire) != (uint32_t)(h + 1) ||
-        !matches(ctx, src, tag, s->ctx, s->src, s->tag))
-        return false;
-    if (atomic_load_explicit(&p->n_rx, memory_order_relaxed)) {
-        struct box_rx *sx = box_from(p, s->world);
-        if (sx && box_msg(sx, memory_order_relaxed))
-            return false; /* the box's message is older */
+    if (atomic_load_explicit(&s->seq, memory_order_acquire) == (uint32_t)(h + 1) &&
+        matches(ctx, src, tag, s->ctx, s->src, s->tag)) {
+        struct box_rx *sx = n ? box_from(p, s->world) : NULL;
+        if (!sx || !box_msg(sx, memory_order_relaxed)) {
+            struct loom_envelope *cell = slot_cell(s);
+            take_out(buf, t, cap, cell ? cell->data : s->data, s->bytes);
+            got->src = s->src;
+            got->tag = s->tag;
+            got->bytes = s->bytes;
+            /* release: our reads of the slot are done before producers reuse it. */
+            atomic_store_explicit(&p->inbox_head, h + 1, memory_order_release);
+            if (cell)
+                env_release(cell);
+            return true;
+        }
+        /* else the box's message is older: the boxes below, for a wildcard */
     }
-    struct loom_envelope *cell = slot_cell(s);
-    take_out(buf, t, cap, cell ? cell->data : s->data, s->bytes);
-    got->src = s->src;
-    got->tag = s->tag;
-    got->bytes = s->bytes;
-    /* release: our reads of the slot are done before producers reuse it. */
-    atomic_store_explicit(&p->inbox_head, h + 1, memory_order_release);
-    if (cell)
-        env_release(cell);
-    return true;
+    if (x || src >= 0)
+        return false;
+    /* acquire: the records below n_rx (read relaxed above: n may be low). */
+    n = atomic_load_explicit(&p->n_rx, memory_order_acquire);
+    for (uint32_t k = 0; k < n; k++) {
+        struct box_rx *bx = &p->rx[k];
+        /* acquire: the envelope and payload its sender wrote. */
+        uint32_t w = box_msg(bx, memory_order_acquire);
+        if (w && take_box(p, bx, w, buf, t, cap, ctx, src, tag, got))
+            return true;
+    }
+    return false;
 }
 
 /* True when a message for a receive may have arrived: in x (the box from
