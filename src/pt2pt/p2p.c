@@ -231,9 +231,9 @@ static inline void unlock(struct p2p_rank *p)
 #define set_head(h, v) __atomic_store_n((h), (v), __ATOMIC_RELAXED)
 
 /* True when p (the caller's own state) has no posted receive and no
- * unexpected message, read without the lock: only the owner posts
- * receives, and an unexpected message that comes after the look bumps
- * unexp_seq. */
+ * unexpected message. Exact under the lock; without it a look may only err
+ * towards busy for a receive, as only the owner posts receives, and an
+ * unexpected message that comes after the look bumps unexp_seq. */
 static inline bool queues_idle(struct p2p_rank *p)
 {
     return !__atomic_load_n(&p->posted_head, __ATOMIC_RELAXED) &&
@@ -546,6 +546,30 @@ static inline bool matches(uint32_t ctx, int src, int tag, uint32_t mctx, int ms
            (tag == MPI_ANY_TAG || tag == mtag);
 }
 
+/* Unlinks posted receive r (after prev, NULL at the head) from p; lock held. */
+static inline void unlink_posted(struct p2p_rank *p, loom_req *r, loom_req *prev)
+{
+    if (prev)
+        prev->next = r->next;
+    else
+        set_head(&p->posted_head, r->next);
+    if (p->posted_tail == r)
+        p->posted_tail = prev;
+}
+
+/* Unlinks unexpected message e (after prev, NULL at the head) from p; lock
+ * held. */
+static inline void unlink_unexpected(struct p2p_rank *p, struct loom_envelope *e,
+                                     struct loom_envelope *prev)
+{
+    if (prev)
+        prev->next = e->next;
+    else
+        set_head(&p->unexp_head, e->next);
+    if (p->unexp_tail == e)
+        p->unexp_tail = prev;
+}
+
 /* Unlinks and returns the first posted receive of p that matches a message
  * (ctx, src, tag); lock held. */
 static inline loom_req *take_posted(struct p2p_rank *p, uint32_t ctx, int src, int tag)
@@ -554,14 +578,8 @@ static inline loom_req *take_posted(struct p2p_rank *p, uint32_t ctx, int src, i
     for (; r; prev = r, r = r->next)
         if (matches(r->ctx, r->peer, r->tag, ctx, src, tag))
             break;
-    if (r) {
-        if (prev)
-            prev->next = r->next;
-        else
-            set_head(&p->posted_head, r->next);
-        if (p->posted_tail == r)
-            p->posted_tail = prev;
-    }
+    if (r)
+        unlink_posted(p, r, prev);
     return r;
 }
 
@@ -1178,7 +1196,8 @@ static inline __attribute__((always_inline)) bool take_tiny(struct p2p_rank *p, 
         if (w)
             return take_box(p, x, w, buf, t, cap, ctx, src, tag, got);
     }
-    uint32_t n = atomic_load_explicit(&p->n_rx, memory_order_relaxed);
+    /* acquire: the box records below n_rx. */
+    uint32_t n = atomic_load_explicit(&p->n_rx, memory_order_acquire);
     uint64_t h = atomic_load_explicit(&p->inbox_head, memory_order_relaxed);
     struct inbox_slot *s = &p->inbox[h & INBOX_MASK];
     /* acquire: the envelope and payload its producer wrote. */
@@ -1201,8 +1220,6 @@ static inline __attribute__((always_inline)) bool take_tiny(struct p2p_rank *p, 
     }
     if (x || src >= 0)
         return false;
-    /* acquire: the records below n_rx (read relaxed above: n may be low). */
-    n = atomic_load_explicit(&p->n_rx, memory_order_acquire);
     for (uint32_t k = 0; k < n; k++) {
         struct box_rx *bx = &p->rx[k];
         /* acquire: the envelope and payload its sender wrote. */
@@ -1281,8 +1298,7 @@ bool loom_p2p_recv_tiny(const struct loom_comm *c, void *buf, const struct loom_
      * unexpected) and appended its own since our look at unexp_seq: the
      * head is then not the oldest message. */
     lock(p);
-    bool ok =
-        !p->posted_head && !p->unexp_head && take_tiny(p, x, buf, type, cap, ctx, src, tag, got);
+    bool ok = queues_idle(p) && take_tiny(p, x, buf, type, cap, ctx, src, tag, got);
     unlock(p);
     return ok;
 }
@@ -1509,12 +1525,7 @@ static struct loom_envelope *take_unexpected(struct p2p_rank *p, uint32_t ctx, i
         if (matches(ctx, src, tag, e->ctx, e->src, e->tag))
             break;
     if (e && remove) {
-        if (prev)
-            prev->next = e->next;
-        else
-            set_head(&p->unexp_head, e->next);
-        if (p->unexp_tail == e)
-            p->unexp_tail = prev;
+        unlink_unexpected(p, e, prev);
         e->next = NULL;
     }
     return e;
@@ -1602,14 +1613,8 @@ bool loom_p2p_cancel(loom_req *req)
         loom_req *r = p->posted_head, *prev = NULL;
         for (; r && r != req; prev = r, r = r->next)
             ;
-        if (r) {
-            if (prev)
-                prev->next = r->next;
-            else
-                set_head(&p->posted_head, r->next);
-            if (p->posted_tail == r)
-                p->posted_tail = prev;
-        }
+        if (r)
+            unlink_posted(p, r, prev);
         unlock(p);
         if (!r)
             return false;
@@ -1619,14 +1624,8 @@ bool loom_p2p_cancel(loom_req *req)
         struct loom_envelope *e = p->unexp_head, *prev = NULL;
         for (; e && !(e->rndv && e->sreq == req); prev = e, e = e->next)
             ;
-        if (e) {
-            if (prev)
-                prev->next = e->next;
-            else
-                set_head(&p->unexp_head, e->next);
-            if (p->unexp_tail == e)
-                p->unexp_tail = prev;
-        }
+        if (e)
+            unlink_unexpected(p, e, prev);
         unlock(p);
         if (!e)
             return false;
