@@ -16,9 +16,16 @@
 #include "runtime/ult.h"
 #include "util/common.h"
 
-/* MPI_x is a weak alias of PMPI_x, so a profiling library can define MPI_x. */
+/* MPI_x is a weak alias of PMPI_x, so a profiling library can define MPI_x.
+ * The standard names are symbols too (MPI_x weak, PMPI_x), for code that
+ * calls them without mpi.h: configure probes (AC_CHECK_FUNC, CMake's
+ * check_function_exists) link `char MPI_x();` and must find what Loom has. */
 #define LOOM_MPI_ALIAS(name)                                                                       \
-    extern __typeof__(LPMPI_##name) LMPI_##name __attribute__((weak, alias("LPMPI_" #name)))
+    extern __typeof__(LPMPI_##name) LMPI_##name __attribute__((weak, alias("LPMPI_" #name)));      \
+    extern __typeof__(LPMPI_##name) loom_plain_MPI_##name __asm__("MPI_" #name)                    \
+        __attribute__((weak, alias("LPMPI_" #name)));                                              \
+    extern __typeof__(LPMPI_##name) loom_plain_PMPI_##name __asm__("PMPI_" #name)                  \
+        __attribute__((alias("LPMPI_" #name)))
 
 struct loom_mpi_rank {
     int thread_level;
