@@ -6,6 +6,8 @@
  *   segv RANK          rank RANK dereferences NULL
  *   assert RANK        rank RANK fails an assert (SIGABRT)
  *   overflow RANK      rank RANK recurses until its stack overflows
+ *   bigframe RANK      rank RANK has a 9 MiB frame and touches its low 512 KiB
+ *                      (past the guard page of an 8 MiB stack)
  *   nofinalize RANK    rank RANK returns 0 without MPI_Finalize
  *   hang               every rank waits forever (for --timeout and SIGTERM)
  *   stdin              every rank reads stdin and says what it got
@@ -38,6 +40,16 @@ static int recurse(volatile char *prev, int depth)
     return recurse(frame, depth + 1) + frame[100];
 }
 
+/* One frame larger than the whole stack; only its far end is touched, so
+ * without probes the stores land beyond the guard page. */
+__attribute__((noinline)) static int bigframe(void)
+{
+    volatile char big[9 << 20];
+    for (size_t i = 0; i < (512u << 10); i += 64)
+        big[i] = (char)i;
+    return big[4096];
+}
+
 int main(int argc, char **argv)
 {
     int size;
@@ -67,6 +79,8 @@ int main(int argc, char **argv)
         assert(rank != who);
     if (strcmp(what, "overflow") == 0 && rank == who)
         return recurse(NULL, 0);
+    if (strcmp(what, "bigframe") == 0 && rank == who)
+        return bigframe();
     if (strcmp(what, "nofinalize") == 0 && rank == who)
         return 0;
     if (strcmp(what, "hang") == 0) {
