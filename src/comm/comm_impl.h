@@ -115,12 +115,15 @@ typedef int (*loom_rdv_compute_fn)(int n, const struct loom_rdv_in *in, struct l
 
 struct loom_rdv_key {
     uint32_t context_id; /* the parent's */
-    int kind;            /* LOOM_RDV_WHOLE or LOOM_RDV_GROUP */
-    int seq_or_tag;      /* WHOLE: the parent's creation sequence; GROUP: tag */
+    int kind;            /* LOOM_RDV_WHOLE, LOOM_RDV_CREATE or LOOM_RDV_GROUP */
+    int seq_or_tag;      /* WHOLE, CREATE: the parent's creation sequence; GROUP: tag */
     int n;               /* members taking part */
-    const int *members;  /* GROUP: their world ranks, in group order */
+    const int *members;  /* CREATE, GROUP: their world ranks, in group order */
 };
-enum { LOOM_RDV_WHOLE = 1, LOOM_RDV_GROUP = 2 };
+/* CREATE is Comm_create: ranks may pass disjoint groups (MPI-2.2), whose
+ * calls share the parent's sequence number and may have the same size, so
+ * the member list tells them apart. */
+enum { LOOM_RDV_WHOLE = 1, LOOM_RDV_GROUP = 2, LOOM_RDV_CREATE = 3 };
 
 /* Meets the other n - 1 members of the call identified by key; `me` is the
  * caller's index in [0, n). Parks until all arrived. */

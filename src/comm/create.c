@@ -135,12 +135,15 @@ int loom_comm_split(struct loom_comm *parent, int color, int key, struct loom_co
 int loom_comm_create(struct loom_comm *parent, const struct loom_group *g,
                      struct loom_comm **newc_p)
 {
+    /* Every rank of the parent advances its sequence, members or not. */
     struct loom_rdv_key k = whole_key(parent, g->size);
     int me = loom_group_rank_of(g, parent->owner);
     if (me == MPI_UNDEFINED) {
         *newc_p = NULL;
         return LOOM_OK;
     }
+    k.kind = LOOM_RDV_CREATE;
+    k.members = g->world;
     struct loom_rdv_in in = {0, 0, parent->rank, parent->owner};
     struct loom_rdv_out out;
     int rc = loom_rdv_run(&k, me, &in, compute_same, g->world, &out);

@@ -1,12 +1,12 @@
 /*
  * Collective agreement through shared memory: the members of a
  * communicator-creating call meet in a job-wide table keyed by (parent's
- * context id, WHOLE + the parent's creation sequence number | GROUP + tag +
- * the member list). The first to arrive creates the entry; each member
- * deposits its contribution; the last to arrive computes every member's
- * result, marks the entry done and wakes the others, each through its own
- * waiter slot; the last to leave frees the entry. Only entries still waiting
- * for members match, so back-to-back calls with the same key never mix.
+ * context id, WHOLE + the parent's creation sequence number | CREATE + that
+ * number + the member list | GROUP + tag + the member list). The first to arrive creates the entry;
+ * each member deposits its contribution; the last to arrive computes every member's result, marks
+ * the entry done and wakes the others, each through its own waiter slot; the last to leave frees
+ * the entry. Only entries still waiting for members match, so back-to-back calls with the same key
+ * never mix.
  *
  * Nonblocking duplication (MPI_Comm_idup) meets in the same table under the
  * same keys (its place in the parent's creation sequence) but waits for
@@ -69,7 +69,7 @@ static bool key_matches(const struct rdv *e, const struct loom_rdv_key *k, bool 
     if (e->context_id != k->context_id || e->kind != k->kind || e->seq_or_tag != k->seq_or_tag ||
         e->n != k->n || e->arrived == e->n || e->nonblocking != nonblocking)
         return false;
-    return k->kind != LOOM_RDV_GROUP ||
+    return k->kind == LOOM_RDV_WHOLE ||
            memcmp(e->members, k->members, (size_t)k->n * sizeof *k->members) == 0;
 }
 
@@ -106,12 +106,12 @@ static struct rdv *rdv_new(const struct loom_rdv_key *k)
     e->in = calloc((size_t)k->n, sizeof *e->in);
     e->out = calloc((size_t)k->n, sizeof *e->out);
     e->slots = aligned_alloc(LOOM_CACHE_LINE, (size_t)k->n * sizeof *e->slots);
-    if (k->kind == LOOM_RDV_GROUP) {
+    if (k->kind != LOOM_RDV_WHOLE) {
         e->members = malloc((size_t)k->n * sizeof *e->members);
         if (e->members)
             memcpy(e->members, k->members, (size_t)k->n * sizeof *e->members);
     }
-    if (!e->in || !e->out || !e->slots || (k->kind == LOOM_RDV_GROUP && !e->members)) {
+    if (!e->in || !e->out || !e->slots || (k->kind != LOOM_RDV_WHOLE && !e->members)) {
         rdv_free(e);
         return NULL;
     }
