@@ -11,6 +11,8 @@
  *   nofinalize RANK    rank RANK returns 0 without MPI_Finalize
  *   hang               every rank waits forever (for --timeout and SIGTERM)
  *   stdin              every rank reads stdin and says what it got
+ *   cat                rank 0 copies stdin to stdout, mixing fgets, getchar,
+ *                      fread and scanf; the others check that they read EOF
  *   env VAR...         rank 0 prints VAR=value for each VAR
  *   atexit             every rank registers an atexit handler and calls exit(0)
  *   partial            every rank prints a line in two pieces around a barrier
@@ -97,6 +99,28 @@ int main(int argc, char **argv)
             printf("rank %d read: %s", rank, line);
         else
             printf("rank %d read: EOF\n", rank);
+    }
+    if (strcmp(what, "cat") == 0) {
+        if (rank == 0) {
+            static char block[100000];
+            for (int turn = 0;; turn++) {
+                if (turn % 3 == 0) {
+                    if (!fgets(block, sizeof block, stdin))
+                        break;
+                    fputs(block, stdout);
+                } else if (turn % 3 == 1) {
+                    int c = getchar();
+                    if (c == EOF)
+                        break;
+                    putchar(c);
+                } else {
+                    size_t n = fread(block, 1, (size_t)(turn * 37 % sizeof block), stdin);
+                    fwrite(block, 1, n, stdout);
+                }
+            }
+        } else if (getchar() != EOF) {
+            printf("rank %d read from stdin\n", rank);
+        }
     }
     if (strcmp(what, "env") == 0 && rank == 0)
         for (int i = 2; i < argc; i++)
