@@ -10,7 +10,11 @@
  * MPI_INT64_T, MPI_AINT, MPI_COUNT on LP64); signed integers add, multiply
  * and combine logically or bitwise through their unsigned twin (two's
  * complement wrap-around without undefined behaviour), and compare as signed
- * for MAX/MIN. 78 kernels of each form cover the 246 (op, type) pairs.
+ * for MAX/MIN. Complex PROD is C's `*` on _Complex (Annex G: the plain
+ * formula, with infinities recovered where it gives NaN + NaN i), for the
+ * Fortran complex types too, as Open MPI (which maps MPI_COMPLEX and
+ * friends onto its C complex kernels). 88 kernels of each form cover the
+ * (op, type) pairs.
  *
  * Layouts: when the elements lie back to back (a predefined type, or a
  * contiguous type of a padding-free element), one kernel call covers the
@@ -58,6 +62,15 @@ struct long_double_int {
     long double v;
     int i;
 };
+/* Fortran's MPI_2REAL and MPI_2DOUBLE_PRECISION (MPI_2INTEGER is two_int). */
+struct two_float {
+    float v;
+    float i;
+};
+struct two_double {
+    double v;
+    double i;
+};
 
 /* X(op, suffix, C type) for each group of element types. */
 #define SIGNED_INTS(X, op)                                                                         \
@@ -67,13 +80,23 @@ struct long_double_int {
 #define REALS(X, op) X(op, f32, float) X(op, f64, double) X(op, fld, long double)
 #define COMPLEXES(X, op)                                                                           \
     X(op, c32, float _Complex) X(op, c64, double _Complex) X(op, cld, long double _Complex)
-#define PAIRS(X, op)                                                                               \
-    X(op, float_int, struct float_int)                                                             \
-    X(op, double_int, struct double_int)                                                           \
-    X(op, long_int, struct long_int)                                                               \
-    X(op, two_int, struct two_int)                                                                 \
-    X(op, short_int, struct short_int) X(op, long_double_int, struct long_double_int)
-#define ALL_CTYPES(X) SIGNED_INTS(X, _) UNSIGNED_INTS(X, _) REALS(X, _) COMPLEXES(X, _) PAIRS(X, _)
+// clang-format off
+#define PAIRS(X, op) \
+    X(op, float_int, struct float_int) \
+    X(op, double_int, struct double_int) \
+    X(op, long_int, struct long_int) \
+    X(op, two_int, struct two_int) \
+    X(op, short_int, struct short_int) \
+    X(op, long_double_int, struct long_double_int) \
+    X(op, two_float, struct two_float) \
+    X(op, two_double, struct two_double)
+// clang-format on
+/* IEEE binary128 (MPI_REAL16, gfortran's REAL(16)) and its complex. */
+#define QUAD(X, op)         X(op, f128, _Float128)
+#define QUAD_COMPLEX(X, op) X(op, c128, _Complex _Float128)
+#define ALL_CTYPES(X)                                                                              \
+    SIGNED_INTS(X, _)                                                                              \
+    UNSIGNED_INTS(X, _) REALS(X, _) COMPLEXES(X, _) PAIRS(X, _) QUAD(X, _) QUAD_COMPLEX(X, _)
 
 enum ctype {
     CT_NONE,
@@ -118,6 +141,7 @@ enum {
     G_BOOL = 8,    /* logical */
     G_BYTE = 16,   /* byte */
     G_PAIR = 32,   /* MAXLOC/MINLOC pairs */
+    G_FINT = 64,   /* Fortran integer (not for LAND/LOR/LXOR) */
     G_ANY = 0xff,  /* REPLACE, NO_OP: also the types in no group */
 };
 
@@ -159,7 +183,33 @@ enum {
     X(MPI_LONG_INT, G_PAIR, CT_long_int)                                                           \
     X(MPI_2INT, G_PAIR, CT_two_int)                                                                \
     X(MPI_SHORT_INT, G_PAIR, CT_short_int)                                                         \
-    X(MPI_LONG_DOUBLE_INT, G_PAIR, CT_long_double_int)
+    X(MPI_LONG_DOUBLE_INT, G_PAIR, CT_long_double_int)                                             \
+    X(MPI_2INTEGER, G_PAIR, CT_two_int)                                                            \
+    X(MPI_2REAL, G_PAIR, CT_two_float)                                                             \
+    X(MPI_2DOUBLE_PRECISION, G_PAIR, CT_two_double)                                                \
+    X(MPI_CHARACTER, 0, CT_NONE)                                                                   \
+    X(MPI_LOGICAL, G_BOOL, CT_u32)                                                                 \
+    X(MPI_INTEGER, G_FINT, CT_i32)                                                                 \
+    X(MPI_REAL, G_FLOAT, CT_f32)                                                                   \
+    X(MPI_DOUBLE_PRECISION, G_FLOAT, CT_f64)                                                       \
+    X(MPI_COMPLEX, G_COMPLEX, CT_c32)                                                              \
+    X(MPI_DOUBLE_COMPLEX, G_COMPLEX, CT_c64)                                                       \
+    X(MPI_INTEGER1, G_FINT, CT_i8)                                                                 \
+    X(MPI_INTEGER2, G_FINT, CT_i16)                                                                \
+    X(MPI_INTEGER4, G_FINT, CT_i32)                                                                \
+    X(MPI_INTEGER8, G_FINT, CT_i64)                                                                \
+    X(MPI_REAL4, G_FLOAT, CT_f32)                                                                  \
+    X(MPI_REAL8, G_FLOAT, CT_f64)                                                                  \
+    X(MPI_REAL16, G_FLOAT, CT_f128)                                                                \
+    X(MPI_COMPLEX8, G_COMPLEX, CT_c32)                                                             \
+    X(MPI_COMPLEX16, G_COMPLEX, CT_c64)                                                            \
+    X(MPI_COMPLEX32, G_COMPLEX, CT_c128)                                                           \
+    X(MPI_CXX_BOOL, G_BOOL, CT_u8)                                                                 \
+    X(MPI_CXX_FLOAT_COMPLEX, G_COMPLEX, CT_c32)                                                    \
+    X(MPI_CXX_DOUBLE_COMPLEX, G_COMPLEX, CT_c64)                                                   \
+    X(MPI_CXX_LONG_DOUBLE_COMPLEX, G_COMPLEX, CT_cld)                                              \
+    X(MPI_LB, 0, CT_NONE)                                                                          \
+    X(MPI_UB, 0, CT_NONE)
 
 struct type_info {
     const char *name;
@@ -196,16 +246,16 @@ enum {
 
 /* X(op, groups of types it is defined for) */
 #define OPS(X)                                                                                     \
-    X(MAX, G_INT | G_FLOAT)                                                                        \
-    X(MIN, G_INT | G_FLOAT)                                                                        \
-    X(SUM, G_INT | G_FLOAT | G_COMPLEX)                                                            \
-    X(PROD, G_INT | G_FLOAT | G_COMPLEX)                                                           \
+    X(MAX, G_INT | G_FINT | G_FLOAT)                                                               \
+    X(MIN, G_INT | G_FINT | G_FLOAT)                                                               \
+    X(SUM, G_INT | G_FINT | G_FLOAT | G_COMPLEX)                                                   \
+    X(PROD, G_INT | G_FINT | G_FLOAT | G_COMPLEX)                                                  \
     X(LAND, G_INT | G_BOOL)                                                                        \
-    X(BAND, G_INT | G_BYTE)                                                                        \
+    X(BAND, G_INT | G_FINT | G_BYTE)                                                               \
     X(LOR, G_INT | G_BOOL)                                                                         \
-    X(BOR, G_INT | G_BYTE)                                                                         \
+    X(BOR, G_INT | G_FINT | G_BYTE)                                                                \
     X(LXOR, G_INT | G_BOOL)                                                                        \
-    X(BXOR, G_INT | G_BYTE)                                                                        \
+    X(BXOR, G_INT | G_FINT | G_BYTE)                                                               \
     X(MAXLOC, G_PAIR)                                                                              \
     X(MINLOC, G_PAIR)                                                                              \
     X(REPLACE, G_ANY)                                                                              \
@@ -269,7 +319,13 @@ struct loom_op loom_pre_ops[LOOM_NUM_PREDEFINED_OPS + 1] = {
     UNSIGNED_INTS(X, BOR) \
     UNSIGNED_INTS(X, BXOR) \
     PAIRS(X, MAXLOC) \
-    PAIRS(X, MINLOC)
+    PAIRS(X, MINLOC) \
+    QUAD(X, MAX) \
+    QUAD(X, MIN) \
+    QUAD(X, SUM) \
+    QUAD(X, PROD) \
+    QUAD_COMPLEX(X, SUM) \
+    QUAD_COMPLEX(X, PROD)
 // clang-format on
 
 typedef void kernel2_fn(const void *in, void *inout, size_t n);

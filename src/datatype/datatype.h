@@ -129,6 +129,37 @@ void loom_type_contents(const struct loom_type *t, const int **ints_p, const MPI
 void loom_type_set_name(struct loom_type *t, const char *name);
 int loom_type_get_name(const struct loom_type *t, char *buf);
 
+/* The type signature of count elements of t, in order, as runs: fn(basic,
+ * n, arg) for n consecutive basic elements of the predefined type basic (a
+ * pair type such as MPI_DOUBLE_INT is one element). Types of no data
+ * (MPI_LB, MPI_UB, empty types) contribute nothing. */
+typedef void loom_type_run_fn(const struct loom_type *basic, size_t n, void *arg);
+void loom_type_signature(const struct loom_type *t, size_t count, loom_type_run_fn *fn, void *arg);
+
+/* The type MPI_Type_create_f90_integer/real/complex returns: combiner
+ * MPI_COMBINER_F90_*, contents (p, r) or (r), the layout and basic type of
+ * the predefined type base. Made on first use and kept for the job, so the
+ * same arguments give the same handle. LOOM_ERR_NOMEM when out of memory or
+ * of the 64 entries. */
+int loom_type_f90(int combiner, int p, int r, MPI_Datatype base,
+                  struct loom_type **t_p) LOOM_MUST_CHECK;
+
+/* Predefined types and the F90 types above: they cannot be freed, and
+ * MPI_Type_get_contents hands out their own handle, not a copy. */
+bool loom_type_is_named(const struct loom_type *t);
+
+/* external32 (MPI-3.1 13.5.2): big-endian, the standard's sizes (e.g.
+ * MPI_LONG 4 bytes, MPI_LONG_DOUBLE IEEE binary128, MPI_WCHAR 2 bytes).
+ * size: the bytes of count elements of t. pack writes count elements of t
+ * from inbuf as external32 to out; LOOM_ERR_INVALID when a value has no
+ * external32 form (an MPI_LONG beyond 32 bits: MPI_ERR_CONVERSION),
+ * LOOM_ERR_NOMEM. unpack reads them back into outbuf. */
+size_t loom_type_ext32_size(const struct loom_type *t, size_t count);
+int loom_type_ext32_pack(void *out, const void *inbuf, const struct loom_type *t,
+                         size_t count) LOOM_MUST_CHECK;
+int loom_type_ext32_unpack(void *outbuf, const struct loom_type *t, size_t count,
+                           const void *in) LOOM_MUST_CHECK;
+
 /* The block index and the byte within it where message byte `offset` of an
  * element lies (0 <= offset < t->size); binary search, O(log nblocks). */
 size_t loom_type_find_block(const struct loom_type *t, size_t offset, size_t *in_p);

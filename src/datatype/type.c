@@ -28,8 +28,14 @@ struct dt_priv {
     struct loom_type **types; /* retained */
     size_t *starts;           /* message offset of each block within an element */
     size_t align;             /* alignment of the strictest basic type (struct padding) */
-    bool explicit_bounds;     /* lb/ub set by resized (no struct padding) */
-    size_t pair_first;        /* pair types: bytes of the first member */
+    bool explicit_bounds; /* lb/ub set by resized (no struct padding) */
+    /* The type map holds an MPI_LB / MPI_UB marker (MPI-1 3.12.3): then
+     * that bound is the extreme marker's, whatever the data, and an ub
+     * marker stops the struct padding. The bounds set by resized,
+     * subarray and darray are not markers in this sense (as in MPICH: a
+     * struct of them takes the extreme of their bounds and its data's). */
+    bool lb_marked, ub_marked;
+    size_t pair_first; /* pair types: bytes of the first member */
     char name[MPI_MAX_OBJECT_NAME];
 };
 
@@ -63,6 +69,14 @@ struct short_int {
 struct long_double_int {
     long double a;
     int b;
+};
+struct two_float {
+    float a;
+    float b;
+};
+struct two_double {
+    double a;
+    double b;
 };
 
 #define NPRE (LOOM_NUM_PREDEFINED_TYPES + 1)
@@ -120,8 +134,21 @@ static void pre_set(MPI_Datatype h, const char *name, size_t size, size_t align,
 
 #define SIMPLE(h, ctype) pre_set(h, #h, sizeof(ctype), _Alignof(ctype), 0, 0, sizeof(ctype))
 #define PAIR(h, st)                                                                                \
-    pre_set(h, #h, sizeof(((struct st *)0)->a) + sizeof(int), _Alignof(struct st),                 \
+    pre_set(h, #h, sizeof(((struct st *)0)->a) + sizeof(((struct st *)0)->b), _Alignof(struct st), \
             sizeof(((struct st *)0)->a), offsetof(struct st, b), sizeof(struct st))
+
+/* MPI_LB and MPI_UB: no data, extent 0, a marker of the bound. */
+static void pre_marker(MPI_Datatype h, const char *name, bool lb)
+{
+    pre_set(h, name, 0, 1, 0, 0, 0);
+    struct loom_type *t = &loom_pre_types[LOOM_HANDLE_INDEX(h)];
+    t->nblocks = 0;
+    t->nbasic = 0;
+    t->basic = 0;
+    t->contig = false;
+    pre_priv[LOOM_HANDLE_INDEX(h)].lb_marked = lb;
+    pre_priv[LOOM_HANDLE_INDEX(h)].ub_marked = !lb;
+}
 
 static void pre_init(void)
 {
@@ -163,11 +190,38 @@ static void pre_init(void)
     PAIR(MPI_2INT, two_int);
     PAIR(MPI_SHORT_INT, short_int);
     PAIR(MPI_LONG_DOUBLE_INT, long_double_int);
+    /* Fortran's types as gfortran lays them out on this platform. */
+    PAIR(MPI_2INTEGER, two_int);
+    PAIR(MPI_2REAL, two_float);
+    PAIR(MPI_2DOUBLE_PRECISION, two_double);
+    SIMPLE(MPI_CHARACTER, char);
+    SIMPLE(MPI_LOGICAL, int32_t);
+    SIMPLE(MPI_INTEGER, int32_t);
+    SIMPLE(MPI_REAL, float);
+    SIMPLE(MPI_DOUBLE_PRECISION, double);
+    SIMPLE(MPI_COMPLEX, float _Complex);
+    SIMPLE(MPI_DOUBLE_COMPLEX, double _Complex);
+    SIMPLE(MPI_INTEGER1, int8_t);
+    SIMPLE(MPI_INTEGER2, int16_t);
+    SIMPLE(MPI_INTEGER4, int32_t);
+    SIMPLE(MPI_INTEGER8, int64_t);
+    SIMPLE(MPI_REAL4, float);
+    SIMPLE(MPI_REAL8, double);
+    SIMPLE(MPI_REAL16, _Float128);
+    SIMPLE(MPI_COMPLEX8, float _Complex);
+    SIMPLE(MPI_COMPLEX16, double _Complex);
+    SIMPLE(MPI_COMPLEX32, _Complex _Float128);
+    SIMPLE(MPI_CXX_BOOL, _Bool);
+    SIMPLE(MPI_CXX_FLOAT_COMPLEX, float _Complex);
+    SIMPLE(MPI_CXX_DOUBLE_COMPLEX, double _Complex);
+    SIMPLE(MPI_CXX_LONG_DOUBLE_COMPLEX, long double _Complex);
+    pre_marker(MPI_LB, "MPI_LB", true);
+    pre_marker(MPI_UB, "MPI_UB", false);
 }
 
 static bool is_pair(int basic)
 {
-    return basic >= MPI_FLOAT_INT && basic <= MPI_LONG_DOUBLE_INT;
+    return basic >= MPI_FLOAT_INT && basic <= MPI_2DOUBLE_PRECISION;
 }
 
 struct loom_type *loom_type_get_slow(MPI_Datatype h)
@@ -259,8 +313,11 @@ struct builder {
     int basic; /* -1: none seen yet */
     bool any;  /* some copy placed (bounds valid) */
     MPI_Aint lb, ub, true_lb, true_ub;
-    size_t align;
+    bool true_any;             /* some data placed (true bounds valid) */
+    bool lb_marked, ub_marked; /* some copy has a marker: its bounds win */
     bool explicit_bounds;
+    MPI_Aint mlb, mub;         /* the markers' bounds */
+    size_t align;
     bool overflow, nomem;
 };
 
@@ -303,15 +360,31 @@ static void builder_add(struct builder *b, const struct loom_type *old, MPI_Aint
     MPI_Aint lb = disp + old->lb + lo, ub = disp + old->ub + hi;
     MPI_Aint tlb = disp + old->true_lb + lo, tub = disp + old->true_ub + hi;
     if (!b->any) {
-        b->lb = lb, b->ub = ub, b->true_lb = tlb, b->true_ub = tub;
+        b->lb = lb, b->ub = ub;
         b->any = true;
     } else {
         b->lb = lb < b->lb ? lb : b->lb;
         b->ub = ub > b->ub ? ub : b->ub;
-        b->true_lb = tlb < b->true_lb ? tlb : b->true_lb;
-        b->true_ub = tub > b->true_ub ? tub : b->true_ub;
     }
     struct dt_priv *op = priv_of(old);
+    /* MPI_LB and MPI_UB place no data: they count for the bounds only. */
+    if (!(old->predefined && (op->lb_marked || op->ub_marked))) {
+        if (!b->true_any) {
+            b->true_lb = tlb, b->true_ub = tub;
+            b->true_any = true;
+        } else {
+            b->true_lb = tlb < b->true_lb ? tlb : b->true_lb;
+            b->true_ub = tub > b->true_ub ? tub : b->true_ub;
+        }
+    }
+    if (op->lb_marked) {
+        b->mlb = b->lb_marked && b->mlb < lb ? b->mlb : lb;
+        b->lb_marked = true;
+    }
+    if (op->ub_marked) {
+        b->mub = b->ub_marked && b->mub > ub ? b->mub : ub;
+        b->ub_marked = true;
+    }
     if (op->align > b->align)
         b->align = op->align;
     b->explicit_bounds |= op->explicit_bounds;
@@ -504,6 +577,13 @@ static void contents_counts(int combiner, const int *ints, int *ni, int *na, int
     case MPI_COMBINER_RESIZED:
         *ni = 0, *na = 2, *nd = 1;
         break;
+    case MPI_COMBINER_F90_INTEGER:
+        *ni = 1, *na = 0, *nd = 0;
+        break;
+    case MPI_COMBINER_F90_REAL:
+    case MPI_COMBINER_F90_COMPLEX:
+        *ni = 2, *na = 0, *nd = 0;
+        break;
     default:
         *ni = 0, *na = 0, *nd = 0;
         break;
@@ -534,12 +614,16 @@ int loom_type_create(int combiner, const int *ints, const MPI_Aint *aints,
     case MPI_COMBINER_DUP:
         builder_add(&b, t0, 0, 1);
         set_bounds = true, new_lb = t0->lb, new_ub = t0->ub;
-        b.explicit_bounds = priv_of(t0)->explicit_bounds;
+        break;
+    case MPI_COMBINER_F90_INTEGER:
+    case MPI_COMBINER_F90_REAL:
+    case MPI_COMBINER_F90_COMPLEX:
+        /* types[0]: the predefined type of that kind (not in the contents). */
+        builder_add(&b, t0, 0, 1);
         break;
     case MPI_COMBINER_RESIZED:
         builder_add(&b, t0, 0, 1);
         set_bounds = true, new_lb = aints[0], new_ub = aints[0] + aints[1];
-        b.explicit_bounds = true;
         break;
     case MPI_COMBINER_CONTIGUOUS:
         builder_add(&b, t0, 0, ints[0]);
@@ -578,7 +662,6 @@ int loom_type_create(int combiner, const int *ints, const MPI_Aint *aints,
         build_array(&b, t0, nd, ints + 1, ints + 1 + nd, ints + 1 + 2 * nd, NULL, NULL, NULL, 0,
                     ints[1 + 3 * nd], &total);
         set_bounds = true, new_lb = 0, new_ub = total * ext0;
-        b.explicit_bounds = true;
         break;
     }
     case MPI_COMBINER_DARRAY: {
@@ -587,7 +670,6 @@ int loom_type_create(int combiner, const int *ints, const MPI_Aint *aints,
         build_array(&b, t0, nd, ints + 3, NULL, NULL, ints + 3 + nd, ints + 3 + 2 * nd,
                     ints + 3 + 3 * nd, ints[1], ints[3 + 4 * nd], &total);
         set_bounds = true, new_lb = 0, new_ub = total * ext0;
-        b.explicit_bounds = true;
         break;
     }
     default:
@@ -608,12 +690,20 @@ int loom_type_create(int combiner, const int *ints, const MPI_Aint *aints,
     t->nblocks = b.n;
     t->blocks = b.blocks;
     b.blocks = NULL;
-    if (b.any) {
-        t->lb = b.lb, t->ub = b.ub, t->true_lb = b.true_lb, t->true_ub = b.true_ub;
-    }
-    if (set_bounds)
+    if (b.any)
+        t->lb = b.lb, t->ub = b.ub;
+    if (b.lb_marked)
+        t->lb = b.mlb;
+    if (b.ub_marked)
+        t->ub = b.mub;
+    if (b.true_any)
+        t->true_lb = b.true_lb, t->true_ub = b.true_ub;
+    if (set_bounds) {
         t->lb = new_lb, t->ub = new_ub;
-    if (pad && !b.explicit_bounds && b.align > 1) {
+        if (combiner != MPI_COMBINER_DUP)
+            b.explicit_bounds = true;
+    }
+    if (pad && !b.explicit_bounds && !b.ub_marked && b.align > 1) {
         MPI_Aint ext = t->ub - t->lb, r = ext % (MPI_Aint)b.align;
         if (r)
             t->ub += (MPI_Aint)b.align - r;
@@ -623,6 +713,8 @@ int loom_type_create(int combiner, const int *ints, const MPI_Aint *aints,
     p->combiner = combiner;
     p->align = b.align;
     p->explicit_bounds = b.explicit_bounds;
+    p->lb_marked = b.lb_marked;
+    p->ub_marked = b.ub_marked;
     contents_counts(combiner, ints, &p->ni, &p->na, &p->nd);
     bool nomem = false;
     p->ints = dup_array(ints, (size_t)p->ni, sizeof *ints, &nomem);
@@ -779,4 +871,73 @@ MPI_Count loom_type_elements(const struct loom_type *t, MPI_Count nbytes)
     if (e == MPI_UNDEFINED)
         return e;
     return (nbytes / (MPI_Count)t->size) * t->nbasic + e;
+}
+
+/* ---- type signatures ---- */
+
+void loom_type_signature(const struct loom_type *t, size_t count, loom_type_run_fn *fn, void *arg)
+{
+    if (!count || !t->size)
+        return;
+    if (t->basic) {
+        const struct loom_type *basic = &loom_pre_types[LOOM_HANDLE_INDEX(t->basic)];
+        fn(basic, count * (t->size / basic->size), arg);
+        return;
+    }
+    struct dt_priv *p = priv_of(t);
+    if (p->combiner == MPI_COMBINER_STRUCT) {
+        for (size_t r = 0; r < count; r++)
+            for (int i = 0; i < p->ints[0]; i++)
+                loom_type_signature(p->types[i], (size_t)p->ints[1 + i], fn, arg);
+        return;
+    }
+    /* Every other constructor repeats its one old type. */
+    const struct loom_type *old = p->types[0];
+    loom_type_signature(old, count * (t->size / old->size), fn, arg);
+}
+
+/* ---- the types of MPI_Type_create_f90_integer/real/complex ---- */
+
+/* Made once per (combiner, p, r), kept for the job (MPI-3.1 17.1.9: the
+ * handles are predefined; freeing them is erroneous). */
+struct f90_entry {
+    int combiner, p, r;
+    struct loom_type *t;
+};
+static struct f90_entry f90_types[64];
+static int f90_n;
+static pthread_mutex_t f90_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int loom_type_f90(int combiner, int p, int r, MPI_Datatype base, struct loom_type **t_p)
+{
+    int rc = LOOM_OK;
+    pthread_mutex_lock(&f90_lock);
+    for (int i = 0; i < f90_n; i++) {
+        struct f90_entry *e = &f90_types[i];
+        if (e->combiner == combiner && e->p == p && e->r == r) {
+            *t_p = e->t;
+            goto out;
+        }
+    }
+    rc = LOOM_ERR_NOMEM;
+    if (f90_n == (int)LOOM_ARRAY_SIZE(f90_types))
+        goto out;
+    int ints[2] = {combiner == MPI_COMBINER_F90_INTEGER ? r : p, r};
+    struct loom_type *b = loom_type_get(base), *t;
+    if ((rc = loom_type_create(combiner, ints, NULL, &b, &t)) != LOOM_OK)
+        goto out;
+    t->committed = true;
+    snprintf(priv_of(t)->name, MPI_MAX_OBJECT_NAME, "%s", priv_of(b)->name);
+    f90_types[f90_n++] = (struct f90_entry){combiner, p, r, t};
+    *t_p = t;
+out:
+    pthread_mutex_unlock(&f90_lock);
+    return rc;
+}
+
+bool loom_type_is_named(const struct loom_type *t)
+{
+    int c = priv_of(t)->combiner;
+    return t->predefined || c == MPI_COMBINER_F90_INTEGER || c == MPI_COMBINER_F90_REAL ||
+           c == MPI_COMBINER_F90_COMPLEX;
 }

@@ -412,7 +412,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         return loom_mpi_err(W, MPI_ERR_ARG, fn, "datatype is NULL");
     if ((rc = type_arg(*datatype, false, fn, "datatype", &t)))
         return rc;
-    if (t->predefined) {
+    if (loom_type_is_named(t)) {
         char name[MPI_MAX_OBJECT_NAME];
         loom_type_get_name(t, name);
         return loom_mpi_err(W, MPI_ERR_TYPE, fn, "%s is predefined and cannot be freed", name);
@@ -671,10 +671,10 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
     /* Derived types come back as new handles the caller frees (MPI-3.1 4.1.13). */
     for (int i = 0; i < nd; i++) {
         struct loom_type *c = types[i];
-        if (!c->predefined && loom_type_clone(types[i], &c) != LOOM_OK) {
+        if (!loom_type_is_named(c) && loom_type_clone(types[i], &c) != LOOM_OK) {
             while (i-- > 0) {
                 struct loom_type *d = loom_type_get(array_of_datatypes[i]);
-                if (!d->predefined)
+                if (!loom_type_is_named(d))
                     loom_type_free(d);
             }
             return loom_mpi_err(W, MPI_ERR_OTHER, fn, "out of memory");
@@ -769,3 +769,302 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Get_elements_x);
+
+/* ---- Fortran's types from C: match by size, F90 parameterized types ---- */
+
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+{
+    const char *fn = "MPI_Type_match_size";
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (!datatype)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "datatype is NULL");
+    /* The sized Fortran types (MPI-4.1 19.1.9): exactly one per size. */
+    static const struct {
+        int typeclass, size;
+        MPI_Datatype type;
+    } match[] = {
+        {MPI_TYPECLASS_INTEGER, 1, MPI_INTEGER1},   {MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2},
+        {MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4},   {MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8},
+        {MPI_TYPECLASS_REAL, 4, MPI_REAL4},         {MPI_TYPECLASS_REAL, 8, MPI_REAL8},
+        {MPI_TYPECLASS_REAL, 16, MPI_REAL16},       {MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX8},
+        {MPI_TYPECLASS_COMPLEX, 16, MPI_COMPLEX16}, {MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32},
+    };
+    if (typeclass != MPI_TYPECLASS_INTEGER && typeclass != MPI_TYPECLASS_REAL &&
+        typeclass != MPI_TYPECLASS_COMPLEX)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "typeclass %d is no MPI_TYPECLASS_ value",
+                            typeclass);
+    for (size_t i = 0; i < LOOM_ARRAY_SIZE(match); i++)
+        if (match[i].typeclass == typeclass && match[i].size == size) {
+            *datatype = match[i].type;
+            return MPI_SUCCESS;
+        }
+    return loom_mpi_err(W, MPI_ERR_ARG, fn, "no %s type has %d bytes",
+                        typeclass == MPI_TYPECLASS_INTEGER ? "integer"
+                        : typeclass == MPI_TYPECLASS_REAL  ? "real"
+                                                           : "complex",
+                        size);
+}
+LOOM_MPI_ALIAS(Type_match_size);
+
+/* The kind gfortran's SELECTED_REAL_KIND(p, r) gives, as a predefined
+ * type, or MPI_DATATYPE_NULL. Loom has no type for gfortran's REAL(10)
+ * (x87 extended): precisions 16-18 get REAL16, the next kind up. */
+static MPI_Datatype real_kind(int p, int r)
+{
+    if (p == MPI_UNDEFINED)
+        p = 0;
+    if (r == MPI_UNDEFINED)
+        r = 0;
+    if (p <= 6 && r <= 37)
+        return MPI_REAL4;
+    if (p <= 15 && r <= 307)
+        return MPI_REAL8;
+    if (p <= 33 && r <= 4931)
+        return MPI_REAL16;
+    return MPI_DATATYPE_NULL;
+}
+
+static int f90_start(const char *fn, const void *newtype)
+{
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (!newtype)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "newtype is NULL");
+    return MPI_SUCCESS;
+}
+
+static int f90_make(const char *fn, int combiner, int p, int r, MPI_Datatype base,
+                    MPI_Datatype *newtype)
+{
+    struct loom_type *t;
+    if (loom_type_f90(combiner, p, r, base, &t) != LOOM_OK)
+        return loom_mpi_err(W, MPI_ERR_NO_MEM, fn, "out of memory (or of F90 types)");
+    *newtype = t->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_f90_integer";
+    int rc = f90_start(fn, newtype);
+    if (rc)
+        return rc;
+    /* gfortran's SELECTED_INT_KIND; no INTEGER(16) here. */
+    MPI_Datatype base = r < 0     ? MPI_DATATYPE_NULL
+                        : r <= 2  ? MPI_INTEGER1
+                        : r <= 4  ? MPI_INTEGER2
+                        : r <= 9  ? MPI_INTEGER4
+                        : r <= 18 ? MPI_INTEGER8
+                                  : MPI_DATATYPE_NULL;
+    if (base == MPI_DATATYPE_NULL)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "no integer kind has a decimal range of %d", r);
+    return f90_make(fn, MPI_COMBINER_F90_INTEGER, 0, r, base, newtype);
+}
+LOOM_MPI_ALIAS(Type_create_f90_integer);
+
+/* The checks of f90_real and f90_complex; *base_p is the REAL kind. */
+static int f90_real_args(const char *fn, int p, int r, MPI_Datatype *base_p)
+{
+    if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "p and r are both MPI_UNDEFINED");
+    if ((p < 0 && p != MPI_UNDEFINED) || (r < 0 && r != MPI_UNDEFINED))
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "p = %d or r = %d is negative", p, r);
+    *base_p = real_kind(p, r);
+    if (*base_p == MPI_DATATYPE_NULL)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                            "no real kind has a precision of %d and a decimal range of %d "
+                            "digits",
+                            p, r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_f90_real";
+    MPI_Datatype base;
+    int rc = f90_start(fn, newtype);
+    if (rc || (rc = f90_real_args(fn, p, r, &base)))
+        return rc;
+    return f90_make(fn, MPI_COMBINER_F90_REAL, p, r, base, newtype);
+}
+LOOM_MPI_ALIAS(Type_create_f90_real);
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_f90_complex";
+    MPI_Datatype base;
+    int rc = f90_start(fn, newtype);
+    if (rc || (rc = f90_real_args(fn, p, r, &base)))
+        return rc;
+    base = base == MPI_REAL4 ? MPI_COMPLEX8 : base == MPI_REAL8 ? MPI_COMPLEX16 : MPI_COMPLEX32;
+    return f90_make(fn, MPI_COMBINER_F90_COMPLEX, p, r, base, newtype);
+}
+LOOM_MPI_ALIAS(Type_create_f90_complex);
+
+/* ---- external32 (MPI_Pack_external) ---- */
+
+/* The checks every external function starts with: init, the data
+ * representation (only "external32" is defined for these functions), the
+ * count and the type. */
+static int external_start(const char *fn, const char *datarep, int count, MPI_Datatype datatype,
+                          struct loom_type **t_p)
+{
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (!datarep)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "datarep is NULL");
+    if (strcmp(datarep, "external32") != 0)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn,
+                            "data representation \"%.64s\" is not \"external32\"", datarep);
+    if (count < 0)
+        return loom_mpi_err(W, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    return type_arg(datatype, true, fn, "datatype", t_p);
+}
+
+/* The checks of a position in a buffer of size bytes. */
+static int external_position(const char *fn, MPI_Aint size, const MPI_Aint *position)
+{
+    if (size < 0)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "the buffer size %ld is negative", size);
+    if (!position)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "position is NULL");
+    if (*position < 0 || *position > size)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "position %ld is outside the %ld-byte buffer",
+                            *position, size);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+{
+    const char *fn = "MPI_Pack_external";
+    struct loom_type *t = NULL;
+    int rc = external_start(fn, datarep, incount, datatype, &t);
+    if (rc || (rc = external_position(fn, outsize, position)))
+        return rc;
+    size_t bytes = loom_type_ext32_size(t, (size_t)incount);
+    if ((MPI_Aint)bytes > outsize - *position)
+        return loom_mpi_err(W, MPI_ERR_TRUNCATE, fn,
+                            "%zu bytes of external32 data do not fit in the %ld bytes left of the "
+                            "output buffer",
+                            bytes, outsize - *position);
+    if (bytes && !outbuf)
+        return loom_mpi_err(W, MPI_ERR_BUFFER, fn, "outbuf is NULL");
+    rc = loom_type_ext32_pack((char *)outbuf + *position, inbuf, t, (size_t)incount);
+    if (rc == LOOM_ERR_NOMEM)
+        return loom_mpi_err(W, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (rc)
+        return loom_mpi_err(W, MPI_ERR_CONVERSION, fn,
+                            "a value does not fit in its external32 size (e.g. an MPI_LONG "
+                            "beyond 32 bits)");
+    *position += (MPI_Aint)bytes;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Pack_external);
+
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+{
+    const char *fn = "MPI_Unpack_external";
+    struct loom_type *t = NULL;
+    int rc = external_start(fn, datarep, outcount, datatype, &t);
+    if (rc || (rc = external_position(fn, insize, position)))
+        return rc;
+    size_t bytes = loom_type_ext32_size(t, (size_t)outcount);
+    if ((MPI_Aint)bytes > insize - *position)
+        return loom_mpi_err(W, MPI_ERR_TRUNCATE, fn,
+                            "%zu bytes to unpack but only %ld left in the input buffer", bytes,
+                            insize - *position);
+    if (bytes && !inbuf)
+        return loom_mpi_err(W, MPI_ERR_BUFFER, fn, "inbuf is NULL");
+    if (loom_type_ext32_unpack(outbuf, t, (size_t)outcount, (const char *)inbuf + *position))
+        return loom_mpi_err(W, MPI_ERR_NO_MEM, fn, "out of memory");
+    *position += (MPI_Aint)bytes;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Unpack_external);
+
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                            MPI_Aint *size)
+{
+    const char *fn = "MPI_Pack_external_size";
+    struct loom_type *t = NULL;
+    int rc = external_start(fn, datarep, incount, datatype, &t);
+    if (rc)
+        return rc;
+    if (!size)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "size is NULL");
+    *size = (MPI_Aint)loom_type_ext32_size(t, (size_t)incount);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Pack_external_size);
+
+/* ---- MPI-1 names (removed from MPI-3.0; old codes still call them) ---- */
+
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_extent", datatype, extent, "extent", &t);
+    if (rc)
+        return rc;
+    *extent = t->ub - t->lb;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_extent);
+
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_lb", datatype, displacement, "displacement", &t);
+    if (rc)
+        return rc;
+    *displacement = t->lb;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_lb);
+
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_ub", datatype, displacement, "displacement", &t);
+    if (rc)
+        return rc;
+    *displacement = t->ub;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_ub);
+
+/* MPI_Type_hvector, MPI_Type_hindexed and MPI_Type_struct are the MPI-2
+ * constructors under their MPI-1 names (same combiners from C). */
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype)
+{
+    return PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
+}
+LOOM_MPI_ALIAS(Type_hvector);
+
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                       MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype,
+                                     newtype);
+}
+LOOM_MPI_ALIAS(Type_hindexed);
+
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                     MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    return PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements,
+                                   array_of_types, newtype);
+}
+LOOM_MPI_ALIAS(Type_struct);
+
+int PMPI_Address(void *location, MPI_Aint *address)
+{
+    return PMPI_Get_address(location, address);
+}
+LOOM_MPI_ALIAS(Address);

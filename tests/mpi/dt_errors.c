@@ -23,7 +23,7 @@ static int rank, nranks;
 static void test_errors(void)
 {
     MPI_Datatype t = MPI_DATATYPE_NULL, freed, uncommitted, out = MPI_DATATYPE_NULL;
-    const MPI_Datatype bad[] = {MPI_DATATYPE_NULL, MPI_COMM_WORLD, 0x4c000000, 0x4c000027, 12345};
+    const MPI_Datatype bad[] = {MPI_DATATYPE_NULL, MPI_COMM_WORLD, 0x4c000000, 0x4c000041, 12345};
     int one[1] = {1}, neg[2] = {1, -1}, zero[2] = {0, 0};
     MPI_Aint aone[1] = {0}, az[2] = {0, 8};
 
