@@ -1,10 +1,21 @@
 /*
  * Allreduce with many ranks per worker (commutative operations, contiguous
- * types): each member folds its input into its worker's accumulator as it
- * arrives (no synchronization: the worker runs one member at a time); the
- * last member of each worker publishes the accumulator, folds all workers'
- * accumulators into the worker's result, meets the other representatives
- * and wakes its members, which copy the result out.
+ * types). The members of a worker arrive one at a time (no synchronization:
+ * the worker runs one member at a time); the last to arrive represents the
+ * worker: it folds the worker's inputs into the worker's accumulator,
+ * publishes it, folds all workers' accumulators into the worker's result,
+ * meets the other representatives and wakes its members, which copy the
+ * result out.
+ * Order (docs/collectives.md#reproducible-reductions): each member leaves a
+ * pointer to its input in its fixed slot (its index among the worker's
+ * members, in rank order) and the representative folds the slots in that
+ * order; every representative folds the accumulators in worker order. So
+ * the result depends only on the placement, never on who arrives when, and
+ * every member gets the same bits. Where the order cannot change the bits
+ * (loom_op_exact: integers, logical, bitwise) or the user allows it
+ * (coll_reduce_arrival), each member folds its input into the accumulator
+ * as it arrives instead, as this algorithm did before 2026-11-26. Either way
+ * a worker's folds are the same work on the same worker.
  * Cost: W * (line + m / copy) + N/W * (m / copy + local wake-up): a member
  * waits, on average, for half of its worker's folds and half of its
  * copy-outs, N/W * m / copy in all. (The code had 2 m / copy per member, the
@@ -43,6 +54,21 @@ static int reserve(void **buf, size_t *cap, size_t nb)
     return MPI_SUCCESS;
 }
 
+/* The array of n input pointers in the call's workspace, NULL when out of
+ * memory. */
+static const void **inputs(struct coll_ctx *x, int n)
+{
+    struct coll_ws *ws = x->ws;
+    if (ws->inputs_cap < n) {
+        const void **a = realloc(ws->inputs, (size_t)n * sizeof *a);
+        if (!a)
+            return NULL;
+        ws->inputs = a;
+        ws->inputs_cap = n;
+    }
+    return ws->inputs;
+}
+
 int coll_allreduce_perworker(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
@@ -51,20 +77,26 @@ int coll_allreduce_perworker(struct coll_ctx *x)
     if (!applies(x))
         return coll_allreduce_tiled(x); /* forced on a call it cannot do */
     size_t nb = a->rcount * t->size;
+    bool arrival = x->arrival || loom_op_exact(a->op, t);
     struct coll_local *loc;
     int idx = coll_local_arrive(x, &loc);
     int rc = MPI_SUCCESS;
     /* Buffers as buffers of type t (contiguous: data at true_lb). */
-    if (idx == 0)
-        rc = reserve(&loc->acc, &loc->acc_cap, nb);
-    char *acc = (char *)loc->acc - t->true_lb;
-    if (loc->acc_cap < nb) /* the first arrival ran out of memory */
-        rc = MPI_ERR_NO_MEM;
-    if (rc == MPI_SUCCESS && nb) {
+    const char *data = (const char *)coll_input(a) + t->true_lb;
+    if (!arrival) {
+        /* Read by the representative before this member is released. */
+        loc->slot[sh->local_idx[x->rank]] = data;
+    } else {
         if (idx == 0)
-            memcpy(loc->acc, (const char *)coll_input(a) + t->true_lb, nb);
-        else
-            loom_op_apply(a->op, coll_input(a), acc, a->rcount, t);
+            rc = reserve(&loc->acc, &loc->acc_cap, nb);
+        if (loc->acc_cap < nb) /* the first arrival ran out of memory */
+            rc = MPI_ERR_NO_MEM;
+        if (rc == MPI_SUCCESS && nb) {
+            if (idx == 0)
+                memcpy(loc->acc, data, nb);
+            else
+                loom_op_apply(a->op, coll_input(a), (char *)loc->acc - t->true_lb, a->rcount, t);
+        }
     }
     coll_local_arrived(loc);
     if (idx < loc->size - 1) {
@@ -73,26 +105,45 @@ int coll_allreduce_perworker(struct coll_ctx *x)
             memcpy((char *)a->rbuf + t->true_lb, loc->res, nb);
         return rc;
     }
-    /* Representative: publish, fold every worker's accumulator, meet. */
+    /* Representative: fold the worker's inputs in rank order (fixed order),
+     * publish, fold every worker's accumulator in worker order, meet. */
+    if (!arrival) {
+        const void **in = inputs(x, loc->size);
+        rc = in ? reserve(&loc->acc, &loc->acc_cap, nb) : MPI_ERR_NO_MEM;
+        if (rc == MPI_SUCCESS && nb) {
+            for (int i = 0; i < loc->size; i++)
+                in[i] = loc->slot[i] - t->true_lb;
+            rc = coll_fold(x, a->op, t, in, loc->size, (char *)loc->acc - t->true_lb, -1, 0,
+                           a->rcount);
+        }
+    }
     if (rc == MPI_SUCCESS)
         rc = reserve(&loc->res, &loc->res_cap, nb);
     if (rc != MPI_SUCCESS)
         nb = 0; /* still take part in the synchronization */
-    char *res = (char *)loc->res - t->true_lb;
     atomic_store_explicit(&loc->posted, x->seq, memory_order_seq_cst);
     for (int g = 0; g < sh->nlocal; g++)
         if (&sh->local[g] != loc)
             coll_notify(x, atomic_load_explicit(&sh->local[g].rep, memory_order_seq_cst));
-    if (nb)
-        memcpy(loc->res, loc->acc, nb);
+    const void **in = nb ? inputs(x, sh->nlocal) : NULL;
+    if (nb && !in) {
+        rc = MPI_ERR_NO_MEM;
+        nb = 0;
+    }
     for (int g = 0; g < sh->nlocal; g++) {
         struct coll_local *o = &sh->local[g];
-        if (o == loc)
-            continue;
-        coll_wait(x, &o->posted, x->seq);
+        if (o != loc)
+            coll_wait(x, &o->posted, x->seq);
+        if (nb && o->acc_cap < nb) { /* that worker ran out of memory */
+            rc = MPI_ERR_NO_MEM;
+            nb = 0;
+        }
         if (nb)
-            loom_op_apply(a->op, (char *)o->acc - t->true_lb, res, a->rcount, t);
+            in[g] = (char *)o->acc - t->true_lb;
     }
+    if (nb)
+        rc =
+            coll_fold(x, a->op, t, in, sh->nlocal, (char *)loc->res - t->true_lb, -1, 0, a->rcount);
     coll_local_rep_barrier(x, loc);
     if (nb)
         memcpy((char *)a->rbuf + t->true_lb, loc->res, nb);

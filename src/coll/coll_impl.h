@@ -121,7 +121,7 @@ struct coll_member {
     uint64_t seq LOOM_ALIGNED_CL;     /* calls made on the communicator */
     uint64_t expect_reads[COLL_RING]; /* copy-in readers to wait for, per post */
     uint64_t reads_seen[COLL_RING];   /* post.reads known to have reached this */
-    uint64_t copyin_seq[COLL_RING];   /* the post's last call if copied in, else 0 */
+    uint64_t copyin_seq[COLL_RING];   /* the post's last call if copied in or detached, else 0 */
     uint64_t fences;                  /* coll_fence calls made */
     /* Nonblocking calls (task.c): the rank's runners, the calls started and
      * not finished, `finished` while they run, the calls after it already
@@ -159,6 +159,7 @@ struct coll_shared {
     int max_per_worker;       /* most members sharing one worker */
     int nlocal;               /* workers the members run on */
     int *local_of;            /* [size] a member's worker, 0..nlocal-1 */
+    int *local_idx;           /* [size] its index in its worker's members */
     struct coll_local *local; /* [nlocal] per-worker stage (local.c) */
     /* Memory domains: NUMA nodes when the members span several, else
      * packages when they span several, else the machine (ndom = 1). */
@@ -188,9 +189,10 @@ struct coll_local {
     _Atomic uint64_t done;                    /* call whose res is complete */
     _Atomic int rep;                          /* this call's representative */
     int size;                                 /* members on this worker */
-    int *members;                             /* [size] */
-    uint64_t rep_calls;                       /* inter-worker stages run */
-    void *acc, *res;                          /* combined input, result */
+    int *members;                             /* [size] in rank order */
+    const char **slot;  /* [size] members' inputs (data start), in members' order */
+    uint64_t rep_calls; /* inter-worker stages run */
+    void *acc, *res;    /* combined input, result */
     size_t acc_cap, res_cap;
 };
 
@@ -204,6 +206,7 @@ struct coll_ctx {
     const struct loom_coll_args *a;
     struct coll_ws *ws;
     bool nonblocking; /* MPI_I<coll>: INDEPENDENT algorithms only */
+    bool arrival;     /* reductions may combine in arrival order (coll_reduce_arrival) */
     const char *why;  /* message of the error being returned */
     int err;          /* its class, when coll_peer_post() failed */
 };
@@ -224,6 +227,7 @@ static inline void coll_ctx_init(struct coll_ctx *x, struct coll_shared *sh, int
     x->a = a;
     x->ws = &me->ws;
     x->nonblocking = false;
+    x->arrival = false;
     x->why = NULL;
     x->err = MPI_SUCCESS;
     x->seq = ++me->seq;
@@ -550,6 +554,13 @@ extern struct coll_model coll_model;
 size_t coll_call_bytes(const struct coll_ctx *x);
 /* Members that share a worker with another member (oversubscription). */
 int coll_max_per_worker(const struct coll_shared *sh);
+/* Whether the user lets reductions combine floating-point and user
+ * operations in arrival order: the communicator's info key
+ * loom_reduce_order ("arrival" or "fixed", the same on every member), else
+ * LOOM_COLL_REDUCE_ORDER, else no (docs/collectives.md#reproducible-reductions).
+ * info: the calling member's hints on the communicator, or NULL. */
+struct loom_info;
+bool coll_reduce_arrival(const struct loom_info *info);
 /* Seconds for each of `at_once` cores to copy `bytes` at the same time, out
  * of `distinct` bytes they read in all: one core's copy bandwidth, unless the
  * distinct bytes overflow the last-level caches and the cores then share

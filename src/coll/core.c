@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "coll/coll_impl.h"
+#include "comm/comm_impl.h"
 #include "runtime/job.h"
 #include "runtime/topo.h"
 #include "util/log.h"
@@ -32,11 +33,13 @@ static void shared_free(struct coll_shared *sh)
     if (sh->local)
         for (int g = 0; g < sh->nlocal; g++) {
             free(sh->local[g].members);
+            free(sh->local[g].slot);
             free(sh->local[g].acc);
             free(sh->local[g].res);
         }
     free(sh->local);
     free(sh->local_of);
+    free(sh->local_idx);
     free(sh->worker);
     free(sh->numa);
     free(sh->group);
@@ -172,7 +175,8 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
     }
     /* Per-worker stage: members grouped by worker. */
     sh->local_of = malloc((size_t)n * sizeof(int));
-    if (!sh->local_of) {
+    sh->local_idx = malloc((size_t)n * sizeof(int));
+    if (!sh->local_of || !sh->local_idx) {
         shared_free(sh);
         return NULL;
     }
@@ -188,7 +192,8 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
         sh->local[sh->local_of[i]].size++;
     for (int g = 0; g < sh->nlocal; g++) {
         sh->local[g].members = malloc((size_t)sh->local[g].size * sizeof(int));
-        if (!sh->local[g].members) {
+        sh->local[g].slot = calloc((size_t)sh->local[g].size, sizeof(char *));
+        if (!sh->local[g].members || !sh->local[g].slot) {
             shared_free(sh);
             return NULL;
         }
@@ -196,6 +201,7 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
     }
     for (int i = 0; i < n; i++) {
         struct coll_local *l = &sh->local[sh->local_of[i]];
+        sh->local_idx[i] = l->size;
         l->members[l->size++] = i;
     }
     sh->max_per_worker = 1;
@@ -483,7 +489,11 @@ struct coll_post *coll_publish_begin(struct coll_ctx *x)
 
 void coll_publish_done(struct coll_ctx *x, struct coll_post *p, bool wake_all)
 {
-    x->me->copyin_seq[coll_ring_index(x)] = p->copied_in ? x->seq : 0;
+    /* A copy-in or detached post (a nonblocking publisher that does not
+     * wait for its readers, coll_expose) is reused only once every member
+     * is done with this call: a reader may be more than COLL_RING calls
+     * behind the publisher. */
+    x->me->copyin_seq[coll_ring_index(x)] = p->copied_in || p->detached ? x->seq : 0;
     /* Release: the notifies order their looks (loom_notify_fence). */
     atomic_store_explicit(&p->seq, x->seq, memory_order_release);
     if (wake_all)
@@ -664,6 +674,8 @@ void coll_reclaim(struct coll_ctx *x)
     int par = coll_ring_index(x);
     if (!me->held[par] && !me->exposed[par])
         return;
+    if (me->copyin_seq[par]) /* detached: its readers may not be done */
+        wait_finished(x, me->copyin_seq[par]);
     await_post_reads(x, par);
     coll_task_free(me->held[par]);
     me->held[par] = NULL;
@@ -829,6 +841,10 @@ int coll_fold(struct coll_ctx *x, const struct loom_op *op, const struct loom_ty
     if (!v)
         return MPI_ERR_NO_MEM;
     memcpy(v, in, (size_t)n * sizeof *v);
+    /* Out holding input `alias` may be folded into as it is only when the
+     * grouping cannot change the bits (loom_op_exact); otherwise that input
+     * is kept aside, so that the order is the same as without an alias. */
+    bool into_alias = alias >= 0 && alias < n - 1 && loom_op_exact(op, t);
     int rc = MPI_SUCCESS;
     for (size_t c0 = e0; c0 < e0 + ne; c0 += step) {
         size_t cn = e0 + ne - c0 < step ? e0 + ne - c0 : step;
@@ -838,7 +854,7 @@ int coll_fold(struct coll_ctx *x, const struct loom_op *op, const struct loom_ty
             continue;
         }
         if (alias >= 0 && alias < n - 1) {
-            if (op->commutative) {
+            if (into_alias) {
                 /* out holds input `alias` already: fold the others into it. */
                 for (int k = n - 1; k >= 0; k--)
                     if (k != alias)
@@ -890,6 +906,7 @@ static int ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct
         return MPI_ERR_NO_MEM;
     }
     coll_ctx_init(x, sh, c->rank, kind, a);
+    x->arrival = coll_reduce_arrival(loom_comm_priv(c)->info);
     return MPI_SUCCESS;
 }
 

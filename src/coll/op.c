@@ -473,6 +473,19 @@ const char *loom_op_problem(const struct loom_op *op, const struct loom_type *t,
     return buf;
 }
 
+bool loom_op_exact(const struct loom_op *op, const struct loom_type *t)
+{
+    if (op->number == 0)
+        return false;
+    if (t->size == 0)
+        return true;
+    if (!t->basic)
+        return false;
+    enum ctype ct = type_info[LOOM_HANDLE_INDEX(t->basic)].ct;
+    return (ct >= CT_i8 && ct <= CT_u64) || ct == CT_long_int || ct == CT_two_int ||
+           ct == CT_short_int;
+}
+
 /* ---- applying kernels to layouts ---- */
 
 /* Bytes of each bounce buffer. */

@@ -82,6 +82,15 @@ void loom_op_free(struct loom_op *op);
 const char *loom_op_problem(const struct loom_op *op, const struct loom_type *t, char *buf,
                             size_t len);
 
+/* Whether op on t gives the same bits whatever order and grouping the
+ * operands are combined in, so that a reduction may combine them as they
+ * arrive: a predefined op on C integers, MPI_BYTE, MPI_C_BOOL or the
+ * integer pair types (MAXLOC/MINLOC on MPI_2INT, MPI_LONG_INT,
+ * MPI_SHORT_INT), or an empty type. Not floating point or complex (rounding;
+ * MAX/MIN of -0.0 and +0.0 or of a NaN depend on the order too), not user
+ * ops. The caller has checked loom_op_problem. */
+bool loom_op_exact(const struct loom_op *op, const struct loom_type *t);
+
 /* inout = in op inout, element-wise, for count elements of type t; both
  * buffers have t's layout (any layout; in and inout do not overlap). User
  * ops get op->fn(in, inout, &n, &t->handle), in calls of at most INT_MAX

@@ -25,6 +25,7 @@
 
 #include "coll/coll_impl.h"
 #include "coll/model.h"
+#include "comm/comm_impl.h"
 #include "coll/tune.h"
 #include "util/log.h"
 
@@ -48,6 +49,7 @@ static struct {
     /* loom_coll_force(): every rank sets the same value between barriers. */
     _Atomic(const struct coll_algorithm *) override[LOOM_COLL_NKINDS];
     bool verbose;
+    bool arrival; /* LOOM_COLL_REDUCE_ORDER=arrival */
 } cfg = {.once = PTHREAD_ONCE_INIT};
 
 static void configure_body(void);
@@ -62,6 +64,13 @@ static void configure_body(void)
 {
     const char *v = getenv("LOOM_COLL_VERBOSE");
     cfg.verbose = v && *v && strcmp(v, "0") != 0;
+    const char *order = getenv("LOOM_COLL_REDUCE_ORDER");
+    if (order && *order && strcmp(order, "fixed") != 0) {
+        cfg.arrival = strcmp(order, "arrival") == 0;
+        if (!cfg.arrival)
+            loom_log_error("LOOM_COLL_REDUCE_ORDER=%s: choose fixed or arrival; using fixed",
+                           order);
+    }
     coll_model_configure();
     for (int k = 0; k < LOOM_COLL_NKINDS; k++) {
         char var[64] = "LOOM_COLL_";
@@ -122,6 +131,18 @@ size_t coll_call_bytes(const struct coll_ctx *x)
 int coll_max_per_worker(const struct coll_shared *sh)
 {
     return sh->max_per_worker;
+}
+
+bool coll_reduce_arrival(const struct loom_info *info)
+{
+    if (LOOM_UNLIKELY(info != NULL)) {
+        int i = loom_info_find(info, "loom_reduce_order");
+        if (i >= 0)
+            return strcmp(info->vals[i], "arrival") == 0;
+    }
+    if (!atomic_load_explicit(&cfg.ready, memory_order_acquire))
+        pthread_once(&cfg.once, configure);
+    return cfg.arrival;
 }
 
 /* coll_select() without a memo of this choice. */
@@ -212,5 +233,10 @@ void loom_coll_describe(void *file)
         fprintf(f, "  %-22s %c %-14s %s%s\n", loom_coll_name(a->kind), a->independent ? '*' : ' ',
                 a->name, a->summary, cfg.forced[a->kind] == a ? " [forced]" : "");
     }
+    fprintf(f,
+            "Reductions combine floating-point and user operations in a fixed order (rank "
+            "order, per algorithm); arrival order: %s (LOOM_COLL_REDUCE_ORDER=fixed|arrival, "
+            "communicator info key loom_reduce_order)\n",
+            cfg.arrival ? "allowed" : "only for exact ops (integers, logical, bitwise)");
     coll_tuning_describe(f);
 }
