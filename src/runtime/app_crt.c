@@ -8,7 +8,9 @@
  *  - the ELF interpreter (.interp), which a shared object has none of;
  *  - a note that tells mpiexec the file is a Loom program of this ABI;
  *  - loom_app_fini, which runs this copy's atexit handlers and C++ static
- *    destructors when its rank ends (each copy has its own __dso_handle).
+ *    destructors when its rank ends (each copy has its own __dso_handle);
+ *  - a reference that links the lgamma member of the per-rank C library
+ *    (src/rankc/lgamma.c) into every program.
  * It is compiled without sanitizers and depends on nothing but libc.
  */
 #include <stdint.h>
@@ -32,6 +34,11 @@ __attribute__((section(".note.loom"), aligned(4),
 extern void *__dso_handle;
 void __cxa_finalize(void *dso);
 void loom_app_fini(void);
+
+/* Links src/rankc/lgamma.c into every program: signgam and the lgamma family
+ * are per rank even when the program links -lm before Loom's archive. */
+extern const char loom_rankc_lgamma_anchor;
+__attribute__((used)) static const char *const loom_rankc_pull = &loom_rankc_lgamma_anchor;
 
 __attribute__((visibility("default"))) void loom_app_fini(void)
 {

@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <locale.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -316,6 +317,31 @@ void loom_job_singleton(void)
     loom_job.singleton = true;
     loom_job.nworkers = 1;
     loom_job.nranks = 1;
+}
+
+/* ---- hooks for the per-rank C library (src/rankc/rankc.h) -------------- */
+
+LOOM_EXPORT int loom_rankc_hosted(void);
+LOOM_EXPORT int loom_rankc_exit_status(void);
+LOOM_EXPORT void loom_rankc_use_locale(locale_t loc);
+
+/* Whether the caller is a rank of a job that mpiexec started. */
+int loom_rankc_hosted(void)
+{
+    return loom_ult_self() && !loom_job.singleton;
+}
+
+/* The status the calling rank ends with (valid while its exit handlers run). */
+int loom_rankc_exit_status(void)
+{
+    struct loom_rank *r = loom_rank_self();
+    return r ? r->exit_status : 0;
+}
+
+/* The calling rank's own locale (NULL: back to the global one). */
+void loom_rankc_use_locale(locale_t loc)
+{
+    loom_ult_set_locale(loc);
 }
 
 /* ---- exit wrappers (mpicc links programs with --wrap=exit,_exit,_Exit) -- */

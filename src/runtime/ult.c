@@ -55,6 +55,7 @@
 #include <hwloc.h>
 #include <hwloc/glibc-sched.h>
 #include <linux/futex.h>
+#include <locale.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -123,6 +124,7 @@ struct loom_ult {
     void *sp; /* saved stack pointer while switched out */
     int saved_errno;
     bool is_sched;
+    void *locale; /* locale_t to install while it runs; NULL: the global one */
 
     /* Cold. */
     LOOM_ALIGNED_CL loom_ult_fn fn;
@@ -147,6 +149,7 @@ struct worker {
     /* Owner-only hot state. */
     struct loom_ult *rq_head, *rq_tail;
     struct loom_ult *current;
+    void *locale;        /* the locale_t installed on this thread (NULL: global) */
     struct watch *watch; /* parked ULTs' conditions (watched parking) */
     unsigned nwatch;     /* records in it */
     unsigned ndeadline;  /* of them with a deadline */
@@ -395,11 +398,22 @@ static void after_switch(struct worker *w, struct loom_ult *prev)
     }
 }
 
+/* Installs `to`'s locale on this thread (only ranks that called setlocale
+ * have one, so a switch between others costs one compare). */
+static inline void switch_locale(struct worker *w, struct loom_ult *to)
+{
+    if (__builtin_expect(to->locale != w->locale, 0)) {
+        uselocale(to->locale ? (locale_t)to->locale : LC_GLOBAL_LOCALE);
+        w->locale = to->locale;
+    }
+}
+
 /* Switches from `from` (the running context) to `to`, then, once resumed,
  * finishes whatever the context that resumed us left pending. */
 static inline void switch_to(struct worker *w, struct loom_ult *from, struct loom_ult *to)
 {
     from->saved_errno = errno;
+    switch_locale(w, to);
     w->current = to;
     loom_ult_tls_data = to->data;
     san_before_switch(from, to, false);
@@ -998,11 +1012,22 @@ void loom_ult_exit(void)
     struct loom_ult *next = pick_next(w);
     if (!next)
         next = &w->sched;
+    switch_locale(w, next);
     w->current = next;
     loom_ult_tls_data = next->data;
     san_before_switch(self, next, true);
     loom_ctx_switch(&self->sp, next->sp, self);
     __builtin_unreachable();
+}
+
+void loom_ult_set_locale(void *loc)
+{
+    struct worker *w = tls_worker;
+    uselocale(loc ? (locale_t)loc : LC_GLOBAL_LOCALE);
+    if (!w || w->current->is_sched)
+        return;
+    w->current->locale = loc;
+    w->locale = loc;
 }
 
 void loom_ult_set_data(struct loom_ult *u, void *data)

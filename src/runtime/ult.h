@@ -147,6 +147,9 @@ __attribute__((noreturn)) void loom_ult_exit(void);
 
 /* A pointer the owner of the ULT may attach (Loom attaches the rank). */
 void loom_ult_set_data(struct loom_ult *u, void *data);
+/* Installs a locale_t (NULL: the global locale) on the calling thread and, in
+ * a ULT, whenever that ULT runs (setlocale per rank, src/rankc/setlocale.c). */
+void loom_ult_set_locale(void *loc);
 void *loom_ult_get_data(const struct loom_ult *u);
 
 /* The data of the ULT running on the calling worker as of its last switch
