@@ -1,0 +1,60 @@
+/*
+ * Functions that return a static buffer when given none, with that buffer in
+ * this copy of the program (per rank): tmpnam(NULL), ctermid(NULL) (always "/dev/tty", as glibc),
+ * ttyname, getlogin, ptsname. Each calls the reentrant form; on failure, NULL with the error in
+ * errno, as glibc.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *tmpnam(char s[L_tmpnam])
+{
+    static char buf[L_tmpnam];
+    return tmpnam_r(s ? s : buf);
+}
+
+char *ctermid(char *s)
+{
+    static char buf[L_ctermid];
+    if (!s)
+        s = buf;
+    return strcpy(s, "/dev/tty");
+}
+
+char *ttyname(int fd)
+{
+    static char buf[PATH_MAX];
+    int e = ttyname_r(fd, buf, sizeof buf);
+    if (e != 0) {
+        errno = e;
+        return NULL;
+    }
+    return buf;
+}
+
+char *getlogin(void)
+{
+    static char buf[LOGIN_NAME_MAX + 1];
+    int e = getlogin_r(buf, sizeof buf);
+    if (e != 0) {
+        errno = e;
+        return NULL;
+    }
+    return buf;
+}
+
+char *ptsname(int fd)
+{
+    static char buf[128];
+    int e = ptsname_r(fd, buf, sizeof buf);
+    if (e != 0) {
+        errno = e;
+        return NULL;
+    }
+    return buf;
+}
