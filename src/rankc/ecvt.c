@@ -6,24 +6,26 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
+#include "rankc.h"
+
 static char ecvt_buf[64], fcvt_buf[400], qecvt_buf[96], qfcvt_buf[5000];
 
-char *ecvt(double value, int ndigit, int *decpt, int *sign)
+RANKC_WEAK char *ecvt(double value, int ndigit, int *decpt, int *sign)
 {
     return ecvt_r(value, ndigit, decpt, sign, ecvt_buf, sizeof ecvt_buf) == 0 ? ecvt_buf : NULL;
 }
 
-char *fcvt(double value, int ndigit, int *decpt, int *sign)
+RANKC_WEAK char *fcvt(double value, int ndigit, int *decpt, int *sign)
 {
     return fcvt_r(value, ndigit, decpt, sign, fcvt_buf, sizeof fcvt_buf) == 0 ? fcvt_buf : NULL;
 }
 
-char *qecvt(long double value, int ndigit, int *decpt, int *sign)
+RANKC_WEAK char *qecvt(long double value, int ndigit, int *decpt, int *sign)
 {
     return qecvt_r(value, ndigit, decpt, sign, qecvt_buf, sizeof qecvt_buf) == 0 ? qecvt_buf : NULL;
 }
 
-char *qfcvt(long double value, int ndigit, int *decpt, int *sign)
+RANKC_WEAK char *qfcvt(long double value, int ndigit, int *decpt, int *sign)
 {
     return qfcvt_r(value, ndigit, decpt, sign, qfcvt_buf, sizeof qfcvt_buf) == 0 ? qfcvt_buf : NULL;
 }

@@ -5,21 +5,23 @@
 #define _GNU_SOURCE
 #include <search.h>
 
+#include "rankc.h"
+
 static struct hsearch_data htab;
 
-int hcreate(size_t nel)
+RANKC_WEAK int hcreate(size_t nel)
 {
     return hcreate_r(nel, &htab);
 }
 
-ENTRY *hsearch(ENTRY item, ACTION action)
+RANKC_WEAK ENTRY *hsearch(ENTRY item, ACTION action)
 {
     ENTRY *found;
     (void)hsearch_r(item, action, &found, &htab);
     return found;
 }
 
-void hdestroy(void)
+RANKC_WEAK void hdestroy(void)
 {
     hdestroy_r(&htab);
 }

@@ -4,7 +4,9 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 
-char *inet_ntoa(struct in_addr in)
+#include "rankc.h"
+
+RANKC_WEAK char *inet_ntoa(struct in_addr in)
 {
     static char buf[sizeof "255.255.255.255"];
     const unsigned char *b = (const unsigned char *)&in.s_addr;

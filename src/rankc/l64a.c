@@ -5,7 +5,9 @@
  */
 #include <stdlib.h>
 
-char *l64a(long n)
+#include "rankc.h"
+
+RANKC_WEAK char *l64a(long n)
 {
     static const char digits[] = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     static char buf[7];

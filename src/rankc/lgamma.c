@@ -35,38 +35,38 @@ static void *libm_sym(const char *name)
     return m ? dlsym(m, name) : NULL;
 }
 
-double lgamma(double x)
+RANKC_WEAK double lgamma(double x)
 {
     double (*f)(double, int *) =
         lgamma_r ? lgamma_r : (double (*)(double, int *))libm_sym("lgamma_r");
     return f(x, &signgam);
 }
 
-float lgammaf(float x)
+RANKC_WEAK float lgammaf(float x)
 {
     float (*f)(float, int *) =
         lgammaf_r ? lgammaf_r : (float (*)(float, int *))libm_sym("lgammaf_r");
     return f(x, &signgam);
 }
 
-long double lgammal(long double x)
+RANKC_WEAK long double lgammal(long double x)
 {
     long double (*f)(long double, int *) =
         lgammal_r ? lgammal_r : (long double (*)(long double, int *))libm_sym("lgammal_r");
     return f(x, &signgam);
 }
 
-double gamma(double x)
+RANKC_WEAK double gamma(double x)
 {
     return lgamma(x);
 }
 
-float gammaf(float x)
+RANKC_WEAK float gammaf(float x)
 {
     return lgammaf(x);
 }
 
-long double gammal(long double x)
+RANKC_WEAK long double gammal(long double x)
 {
     return lgammal(x);
 }

@@ -22,7 +22,7 @@ static int stateful(void)
     return 0;
 }
 
-int mblen(const char *s, size_t n)
+RANKC_WEAK int mblen(const char *s, size_t n)
 {
     if (!s) {
         memset(&mblen_st, 0, sizeof mblen_st);
@@ -39,7 +39,7 @@ int mblen(const char *s, size_t n)
     return (int)r;
 }
 
-int mbtowc(wchar_t *pwc, const char *s, size_t n)
+RANKC_WEAK int mbtowc(wchar_t *pwc, const char *s, size_t n)
 {
     if (!s) {
         memset(&mbtowc_st, 0, sizeof mbtowc_st);
@@ -50,7 +50,7 @@ int mbtowc(wchar_t *pwc, const char *s, size_t n)
     return r == (size_t)-1 || r == (size_t)-2 ? -1 : (int)r;
 }
 
-int wctomb(char *s, wchar_t wc)
+RANKC_WEAK int wctomb(char *s, wchar_t wc)
 {
     if (!s) {
         memset(&wctomb_st, 0, sizeof wctomb_st);
@@ -60,7 +60,7 @@ int wctomb(char *s, wchar_t wc)
     return r == (size_t)-1 ? -1 : (int)r;
 }
 
-size_t mbrlen(const char *restrict s, size_t n, mbstate_t *restrict ps)
+RANKC_WEAK size_t mbrlen(const char *restrict s, size_t n, mbstate_t *restrict ps)
 {
     return mbrtowc(NULL, s, n, ps ? ps : &mbrlen_st);
 }
@@ -68,7 +68,8 @@ size_t mbrlen(const char *restrict s, size_t n, mbstate_t *restrict ps)
 /* The functions below call libc's own definition (the name here is ours). */
 #define LIBC(F) ((__typeof__(&F))loom_rankc_libc(#F))
 
-size_t mbrtowc(wchar_t *restrict pwc, const char *restrict s, size_t n, mbstate_t *restrict ps)
+RANKC_WEAK size_t mbrtowc(wchar_t *restrict pwc, const char *restrict s, size_t n,
+                          mbstate_t *restrict ps)
 {
     static __typeof__(&mbrtowc) f;
     if (!f)
@@ -76,7 +77,7 @@ size_t mbrtowc(wchar_t *restrict pwc, const char *restrict s, size_t n, mbstate_
     return f(pwc, s, n, ps ? ps : &mbrtowc_st);
 }
 
-size_t wcrtomb(char *restrict s, wchar_t wc, mbstate_t *restrict ps)
+RANKC_WEAK size_t wcrtomb(char *restrict s, wchar_t wc, mbstate_t *restrict ps)
 {
     static __typeof__(&wcrtomb) f;
     if (!f)
@@ -84,8 +85,8 @@ size_t wcrtomb(char *restrict s, wchar_t wc, mbstate_t *restrict ps)
     return f(s, wc, ps ? ps : &wcrtomb_st);
 }
 
-size_t mbsrtowcs(wchar_t *restrict dst, const char **restrict src, size_t len,
-                 mbstate_t *restrict ps)
+RANKC_WEAK size_t mbsrtowcs(wchar_t *restrict dst, const char **restrict src, size_t len,
+                            mbstate_t *restrict ps)
 {
     static __typeof__(&mbsrtowcs) f;
     if (!f)
@@ -93,8 +94,8 @@ size_t mbsrtowcs(wchar_t *restrict dst, const char **restrict src, size_t len,
     return f(dst, src, len, ps ? ps : &mbsrtowcs_st);
 }
 
-size_t wcsrtombs(char *restrict dst, const wchar_t **restrict src, size_t len,
-                 mbstate_t *restrict ps)
+RANKC_WEAK size_t wcsrtombs(char *restrict dst, const wchar_t **restrict src, size_t len,
+                            mbstate_t *restrict ps)
 {
     static __typeof__(&wcsrtombs) f;
     if (!f)
@@ -102,8 +103,8 @@ size_t wcsrtombs(char *restrict dst, const wchar_t **restrict src, size_t len,
     return f(dst, src, len, ps ? ps : &wcsrtombs_st);
 }
 
-size_t mbsnrtowcs(wchar_t *restrict dst, const char **restrict src, size_t nms, size_t len,
-                  mbstate_t *restrict ps)
+RANKC_WEAK size_t mbsnrtowcs(wchar_t *restrict dst, const char **restrict src, size_t nms,
+                             size_t len, mbstate_t *restrict ps)
 {
     static __typeof__(&mbsnrtowcs) f;
     if (!f)
@@ -111,8 +112,8 @@ size_t mbsnrtowcs(wchar_t *restrict dst, const char **restrict src, size_t nms, 
     return f(dst, src, nms, len, ps ? ps : &mbsnrtowcs_st);
 }
 
-size_t wcsnrtombs(char *restrict dst, const wchar_t **restrict src, size_t nwc, size_t len,
-                  mbstate_t *restrict ps)
+RANKC_WEAK size_t wcsnrtombs(char *restrict dst, const wchar_t **restrict src, size_t nwc,
+                             size_t len, mbstate_t *restrict ps)
 {
     static __typeof__(&wcsnrtombs) f;
     if (!f)
@@ -123,7 +124,7 @@ size_t wcsnrtombs(char *restrict dst, const wchar_t **restrict src, size_t nwc, 
 /* The names that glibc's headers call instead: mbrlen's inline form (with
  * optimization) calls __mbrlen when ps is NULL, and _FORTIFY_SOURCE calls the
  * checking forms, which fail as glibc's do when the buffer is too small. */
-size_t __mbrlen(const char *restrict s, size_t n, mbstate_t *restrict ps)
+RANKC_WEAK size_t __mbrlen(const char *restrict s, size_t n, mbstate_t *restrict ps)
 {
     return mbrlen(s, n, ps);
 }
@@ -140,46 +141,46 @@ size_t __mbsnrtowcs_chk(wchar_t *restrict dst, const char **restrict src, size_t
 size_t __wcsnrtombs_chk(char *restrict dst, const wchar_t **restrict src, size_t nwc, size_t len,
                         mbstate_t *restrict ps, size_t dstlen);
 
-int __wctomb_chk(char *s, wchar_t wc, size_t buflen)
+RANKC_WEAK int __wctomb_chk(char *s, wchar_t wc, size_t buflen)
 {
     if (buflen < MB_CUR_MAX)
         __chk_fail();
     return wctomb(s, wc);
 }
 
-size_t __wcrtomb_chk(char *restrict s, wchar_t wc, mbstate_t *restrict ps, size_t buflen)
+RANKC_WEAK size_t __wcrtomb_chk(char *restrict s, wchar_t wc, mbstate_t *restrict ps, size_t buflen)
 {
     if (buflen < MB_CUR_MAX)
         __chk_fail();
     return wcrtomb(s, wc, ps);
 }
 
-size_t __mbsrtowcs_chk(wchar_t *restrict dst, const char **restrict src, size_t len,
-                       mbstate_t *restrict ps, size_t dstlen)
+RANKC_WEAK size_t __mbsrtowcs_chk(wchar_t *restrict dst, const char **restrict src, size_t len,
+                                  mbstate_t *restrict ps, size_t dstlen)
 {
     if (dstlen < len)
         __chk_fail();
     return mbsrtowcs(dst, src, len, ps);
 }
 
-size_t __wcsrtombs_chk(char *restrict dst, const wchar_t **restrict src, size_t len,
-                       mbstate_t *restrict ps, size_t dstlen)
+RANKC_WEAK size_t __wcsrtombs_chk(char *restrict dst, const wchar_t **restrict src, size_t len,
+                                  mbstate_t *restrict ps, size_t dstlen)
 {
     if (dstlen < len)
         __chk_fail();
     return wcsrtombs(dst, src, len, ps);
 }
 
-size_t __mbsnrtowcs_chk(wchar_t *restrict dst, const char **restrict src, size_t nms, size_t len,
-                        mbstate_t *restrict ps, size_t dstlen)
+RANKC_WEAK size_t __mbsnrtowcs_chk(wchar_t *restrict dst, const char **restrict src, size_t nms,
+                                   size_t len, mbstate_t *restrict ps, size_t dstlen)
 {
     if (dstlen < len)
         __chk_fail();
     return mbsnrtowcs(dst, src, nms, len, ps);
 }
 
-size_t __wcsnrtombs_chk(char *restrict dst, const wchar_t **restrict src, size_t nwc, size_t len,
-                        mbstate_t *restrict ps, size_t dstlen)
+RANKC_WEAK size_t __wcsnrtombs_chk(char *restrict dst, const wchar_t **restrict src, size_t nwc,
+                                   size_t len, mbstate_t *restrict ps, size_t dstlen)
 {
     if (dstlen < len)
         __chk_fail();

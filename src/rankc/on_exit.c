@@ -29,7 +29,7 @@ static void run_on_exit(void *p)
     r.fn(loom_rankc_exit_status ? loom_rankc_exit_status() : 0, r.arg);
 }
 
-int on_exit(void (*fn)(int, void *), void *arg)
+RANKC_WEAK int on_exit(void (*fn)(int, void *), void *arg)
 {
     if (!rankc_hosted()) {
         int (*libc_on_exit)(void (*)(int, void *), void *) =

@@ -13,7 +13,7 @@
 
 /* Defines FN(PARAM) returning a TYPE* that lives in this copy, over FN_R. */
 #define RANKC_DB_LOOKUP(TYPE, FN, PARAM_T, FN_R)                                                   \
-    struct TYPE *FN(PARAM_T key)                                                                   \
+    RANKC_WEAK struct TYPE *FN(PARAM_T key)                                                        \
     {                                                                                              \
         static struct TYPE res;                                                                    \
         static char *buf;                                                                          \

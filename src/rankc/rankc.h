@@ -9,6 +9,11 @@
 #include <locale.h>
 #include <stddef.h>
 
+/* Definitions here are weak: a program that defines one of the names itself
+ * keeps its own, without a duplicate definition from a member that the
+ * linker pulled in for another name (as in rand.c, getopt.c). */
+#define RANKC_WEAK __attribute__((weak))
+
 /* libloom (src/runtime/job.c, ult.c): whether the caller is a rank of a job
  * that mpiexec started (0 in a program run directly), the status its rank
  * ends with, and the locale to install whenever its ULT runs. */

@@ -134,7 +134,7 @@ static locale_t new_composite(const char *name, locale_t base)
     return loc;
 }
 
-char *setlocale(int cat, const char *name)
+RANKC_WEAK char *setlocale(int cat, const char *name)
 {
     if (!rankc_hosted() || !loom_rankc_use_locale) {
         static char *(*libc_setlocale)(int, const char *);
@@ -184,7 +184,7 @@ static char *lc_grouping(nl_item item)
     return (*g == CHAR_MAX || *g == (char)-1) ? (char *)"" : g;
 }
 
-struct lconv *localeconv(void)
+RANKC_WEAK struct lconv *localeconv(void)
 {
     static struct lconv lc;
     lc.decimal_point = nl_langinfo(DECIMAL_POINT);

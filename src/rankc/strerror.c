@@ -14,16 +14,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rankc.h"
+
 static char strerror_buf[1024];
 static char strerror_l_buf[1024];
 static char strsignal_buf[128];
 
-char *strerror(int errnum)
+RANKC_WEAK char *strerror(int errnum)
 {
     return strerror_r(errnum, strerror_buf, sizeof strerror_buf);
 }
 
-char *strerror_l(int errnum, locale_t loc)
+RANKC_WEAK char *strerror_l(int errnum, locale_t loc)
 {
     locale_t old = uselocale(loc);
     char *s = strerror_r(errnum, strerror_l_buf, sizeof strerror_l_buf);
@@ -31,7 +33,7 @@ char *strerror_l(int errnum, locale_t loc)
     return s;
 }
 
-char *strsignal(int sig)
+RANKC_WEAK char *strsignal(int sig)
 {
     const char *d = sigdescr_np(sig);
     if (d)

@@ -5,9 +5,11 @@
  */
 #include <string.h>
 
+#include "rankc.h"
+
 static char *strtok_pos;
 
-char *strtok(char *restrict s, const char *restrict delim)
+RANKC_WEAK char *strtok(char *restrict s, const char *restrict delim)
 {
     return strtok_r(s, delim, &strtok_pos);
 }

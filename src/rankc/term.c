@@ -12,13 +12,15 @@
 #include <string.h>
 #include <unistd.h>
 
-char *tmpnam(char s[L_tmpnam])
+#include "rankc.h"
+
+RANKC_WEAK char *tmpnam(char s[L_tmpnam])
 {
     static char buf[L_tmpnam];
     return tmpnam_r(s ? s : buf);
 }
 
-char *ctermid(char *s)
+RANKC_WEAK char *ctermid(char *s)
 {
     static char buf[L_ctermid];
     if (!s)
@@ -26,7 +28,7 @@ char *ctermid(char *s)
     return strcpy(s, "/dev/tty");
 }
 
-char *ttyname(int fd)
+RANKC_WEAK char *ttyname(int fd)
 {
     static char buf[PATH_MAX];
     int e = ttyname_r(fd, buf, sizeof buf);
@@ -37,7 +39,7 @@ char *ttyname(int fd)
     return buf;
 }
 
-char *getlogin(void)
+RANKC_WEAK char *getlogin(void)
 {
     static char buf[LOGIN_NAME_MAX + 1];
     int e = getlogin_r(buf, sizeof buf);
@@ -48,7 +50,7 @@ char *getlogin(void)
     return buf;
 }
 
-char *ptsname(int fd)
+RANKC_WEAK char *ptsname(int fd)
 {
     static char buf[128];
     int e = ptsname_r(fd, buf, sizeof buf);

@@ -15,21 +15,23 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "rankc.h"
+
 static struct tm tm_buf;         /* shared by localtime and gmtime, as in glibc */
 static char asctime_buf[3 * 12]; /* "Www Mmm dd hh:mm:ss yyyy\n" for any int fields */
 
-struct tm *localtime(const time_t *t)
+RANKC_WEAK struct tm *localtime(const time_t *t)
 {
     tzset();
     return localtime_r(t, &tm_buf);
 }
 
-struct tm *gmtime(const time_t *t)
+RANKC_WEAK struct tm *gmtime(const time_t *t)
 {
     return gmtime_r(t, &tm_buf);
 }
 
-char *asctime(const struct tm *tp)
+RANKC_WEAK char *asctime(const struct tm *tp)
 {
     static const char wday[7][4] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
     static const char mon[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -53,7 +55,7 @@ char *asctime(const struct tm *tp)
     return asctime_buf;
 }
 
-char *ctime(const time_t *t)
+RANKC_WEAK char *ctime(const time_t *t)
 {
     struct tm *tp = localtime(t);
     return tp ? asctime(tp) : NULL;
@@ -63,7 +65,7 @@ char *ctime(const time_t *t)
 int getdate_err;
 static struct tm getdate_tm;
 
-struct tm *getdate(const char *string)
+RANKC_WEAK struct tm *getdate(const char *string)
 {
     int e = getdate_r(string, &getdate_tm);
     if (e != 0) {
