@@ -149,18 +149,21 @@ RANKC_WEAK char *setlocale(int cat, const char *name)
     locale_t cur = rank_locale ? rank_locale : LC_GLOBAL_LOCALE;
     if (!name)
         return name_of(cat, cur);
-    locale_t base = duplocale(cur);
-    if (!base)
-        return NULL;
     locale_t loc;
-    if (cat == LC_ALL && strchr(name, ';'))
-        loc = new_composite(name, base);
-    else
-        loc = newlocale(cat_masks[cat], name, base);
-    if (!loc) {
-        freelocale(base);
-        return NULL;
+    if (cat == LC_ALL && !strchr(name, ';')) {
+        /* No base: glibc's newlocale returns its static C locale for
+         * LC_ALL_MASK and "C" without freeing the base it was given. */
+        loc = newlocale(LC_ALL_MASK, name, (locale_t)0);
+    } else {
+        locale_t base = duplocale(cur);
+        if (!base)
+            return NULL;
+        loc = cat == LC_ALL ? new_composite(name, base) : newlocale(cat_masks[cat], name, base);
+        if (!loc)
+            freelocale(base);
     }
+    if (!loc)
+        return NULL;
     loom_rankc_use_locale(loc);
     if (rank_locale)
         freelocale(rank_locale);

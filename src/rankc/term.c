@@ -16,8 +16,13 @@
 
 RANKC_WEAK char *tmpnam(char s[L_tmpnam])
 {
+    /* Through libc's symbol table: a reference to tmpnam_r would make the
+     * linker warn at every link of this member. */
     static char buf[L_tmpnam];
-    return tmpnam_r(s ? s : buf);
+    static char *(*libc_tmpnam_r)(char *);
+    if (!libc_tmpnam_r)
+        libc_tmpnam_r = (char *(*)(char *))loom_rankc_libc("tmpnam_r");
+    return libc_tmpnam_r(s ? s : buf);
 }
 
 RANKC_WEAK char *ctermid(char *s)
