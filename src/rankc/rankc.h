@@ -38,4 +38,35 @@ void *loom_rankc_libc(const char *name);
  * (doubling): 0 on success, -1 if out of memory (*buf_p unchanged). */
 int loom_rankc_grow(char **buf_p, size_t *len_p, size_t need);
 
+/* The body of a lookup that returns a struct TYPE * of this copy (per
+ * rank): CALL, a reentrant form writing to res, buf, len and &out, is
+ * retried with a doubled buffer while it returns ERANGE. An error: NULL with
+ * errno set; not found: NULL (errno as CALL left it). HERR, when not NULL,
+ * is where CALL put its h_errno, copied to h_errno (success or not, as glibc). */
+#define RANKC_LOOKUP(TYPE, CALL, HERR)                                                             \
+    static struct TYPE res;                                                                        \
+    static char *buf;                                                                              \
+    static size_t len;                                                                             \
+    size_t need = len ? len : 1024;                                                                \
+    for (;;) {                                                                                     \
+        struct TYPE *out = NULL;                                                                   \
+        if (loom_rankc_grow(&buf, &len, need) != 0) {                                              \
+            errno = ENOMEM;                                                                        \
+            return NULL;                                                                           \
+        }                                                                                          \
+        int e = (CALL);                                                                            \
+        if (e == ERANGE) {                                                                         \
+            need = len * 2;                                                                        \
+            continue;                                                                              \
+        }                                                                                          \
+        int *herr_p = (HERR);                                                                      \
+        if (herr_p)                                                                                \
+            h_errno = *herr_p;                                                                     \
+        if (e != 0) {                                                                              \
+            errno = e;                                                                             \
+            return NULL;                                                                           \
+        }                                                                                          \
+        return out;                                                                                \
+    }
+
 #endif

@@ -23,6 +23,7 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
+#include <netdb.h>
 #include <pwd.h>
 #include <search.h>
 #include <signal.h>
@@ -203,6 +204,35 @@ static void test_db(void)
     errno = 1234;
     gn = getgrnam("no-such-group-here");
     out("getgrnam(unknown) %p errno %d", (void *)gn, errno);
+    static const char *const protos[] = {"tcp", "udp", "icmp", "ipv6", "no-such-proto"};
+    errno = 0;
+    struct protoent *pe = getprotobyname(protos[rank % 5]);
+    int e = errno;
+    SYNC();
+    out("getprotobyname %s %d errno %d", pe ? pe->p_name : "NULL", pe ? pe->p_proto : -1,
+        pe ? 0 : e);
+    pe = getprotobynumber(rank % 20);
+    SYNC();
+    out("getprotobynumber %s", pe ? pe->p_name : "NULL");
+    static const char *const servs[] = {"http", "ssh", "domain", "ntp", "no-such-service"};
+    errno = 0;
+    struct servent *se = getservbyname(servs[rank % 5], rank % 2 ? "tcp" : "udp");
+    e = errno;
+    SYNC();
+    out("getservbyname %s %d errno %d", se ? se->s_name : "NULL",
+        se ? ntohs((uint16_t)se->s_port) : -1, se ? 0 : e);
+    se = getservbyport(htons((uint16_t)(20 + rank)), "tcp");
+    SYNC();
+    out("getservbyport %s", se ? se->s_name : "NULL");
+    h_errno = 0;
+    struct hostent *he = gethostbyname(rank % 2 ? "localhost" : "127.0.0.1");
+    int he_err = h_errno;
+    SYNC();
+    out("gethostbyname %s %d h_errno %d", he ? he->h_name : "NULL", he ? he->h_length : -1, he_err);
+    struct in_addr lo = {htonl(0x7f000001)};
+    he = gethostbyaddr(&lo, sizeof lo, AF_INET);
+    SYNC();
+    out("gethostbyaddr %s", he ? he->h_name : "NULL");
 }
 
 static void test_lgamma(void)
