@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RANKC_WEAK __attribute__((weak))
+#include "rankc.h"
 
 #define A_DEFAULT 0x5deece66dULL
 #define C_DEFAULT 0xb

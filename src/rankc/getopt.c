@@ -41,7 +41,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#define RANKC_WEAK __attribute__((weak))
+#include "rankc.h"
 
 RANKC_WEAK char *optarg;
 RANKC_WEAK int optind = 1;

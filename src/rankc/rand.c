@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define RANKC_WEAK __attribute__((weak))
+#include "rankc.h"
 
 /* The default table: 32 words, 128 bytes, as glibc's. */
 static int32_t default_table[32];
