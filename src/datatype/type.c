@@ -28,7 +28,7 @@ struct dt_priv {
     struct loom_type **types; /* retained */
     size_t *starts;           /* message offset of each block within an element */
     size_t align;             /* alignment of the strictest basic type (struct padding) */
-    bool explicit_bounds; /* lb/ub set by resized (no struct padding) */
+    bool explicit_bounds;     /* lb/ub set by resized (no struct padding) */
     /* The type map holds an MPI_LB / MPI_UB marker (MPI-1 3.12.3): then
      * that bound is the extreme marker's, whatever the data, and an ub
      * marker stops the struct padding. The bounds set by resized,
@@ -316,7 +316,7 @@ struct builder {
     bool true_any;             /* some data placed (true bounds valid) */
     bool lb_marked, ub_marked; /* some copy has a marker: its bounds win */
     bool explicit_bounds;
-    MPI_Aint mlb, mub;         /* the markers' bounds */
+    MPI_Aint mlb, mub; /* the markers' bounds */
     size_t align;
     bool overflow, nomem;
 };
@@ -359,16 +359,18 @@ static void builder_add(struct builder *b, const struct loom_type *old, MPI_Aint
     MPI_Aint lo = span < 0 ? span : 0, hi = span > 0 ? span : 0;
     MPI_Aint lb = disp + old->lb + lo, ub = disp + old->ub + hi;
     MPI_Aint tlb = disp + old->true_lb + lo, tub = disp + old->true_ub + hi;
-    if (!b->any) {
-        b->lb = lb, b->ub = ub;
-        b->any = true;
-    } else {
-        b->lb = lb < b->lb ? lb : b->lb;
-        b->ub = ub > b->ub ? ub : b->ub;
-    }
     struct dt_priv *op = priv_of(old);
-    /* MPI_LB and MPI_UB place no data: they count for the bounds only. */
+    /* MPI_LB and MPI_UB place no data: they count as markers only (as in
+     * MPICH; an lb marker does not raise the ub of the data, nor an ub
+     * marker lower its lb). */
     if (!(old->predefined && (op->lb_marked || op->ub_marked))) {
+        if (!b->any) {
+            b->lb = lb, b->ub = ub;
+            b->any = true;
+        } else {
+            b->lb = lb < b->lb ? lb : b->lb;
+            b->ub = ub > b->ub ? ub : b->ub;
+        }
         if (!b->true_any) {
             b->true_lb = tlb, b->true_ub = tub;
             b->true_any = true;
