@@ -1,7 +1,7 @@
 # libc's hidden state per rank (issue 17; src/rankc, docs/libc-per-rank.md):
 # static result buffers, strtok, signgam, hsearch, shift states, setlocale,
-# errno across switches (libc_state), atexit/on_exit handlers at the rank's
-# exit (libc_exit). Each program is built twice from one source: by Loom's
+# errno across switches (libc_state), atexit/on_exit/at_quick_exit handlers
+# at the rank's exit (libc_exit). Each program is built twice from one source: by Loom's
 # mpicc, and by the system's compiler with -DREFERENCE as a plain program
 # (no MPI, no Loom, no sanitizer) that runs the same code for ranks 0..N-1,
 # each in a process of its own: glibc's answers, the oracle. libc_compare.sh
@@ -37,6 +37,7 @@ endfunction()
 libc_state_test(4 4)
 libc_exit_test(4_return 4 return 0)
 libc_exit_test(4_exit 4 exit 0)
+libc_exit_test(4_quick_exit 4 quick_exit 0)
 if(NOT LOOM_SANITIZE)
   libc_state_test(1 1)
   libc_state_test(64 64)
@@ -51,6 +52,8 @@ if(NOT LOOM_SANITIZE)
   libc_exit_test(64_exit 64 exit 0 --workers 1)
   libc_exit_test(status 1 exit 7)
   libc_exit_test(return_status 1 return 5)
+  libc_exit_test(64_quick_exit 64 quick_exit 0 --workers 1)
+  libc_exit_test(quick_exit_status 1 quick_exit 4)
   expect(libc_exit_singleton --out "libc_compare: [0-9]+ lines identical"
          -- ${LIBC_COMPARE} --status 3 ${MPIBIN}/libc_exit_ref 1 exit 3 -- ${MPIBIN}/libc_exit exit 3)
 endif()

@@ -323,6 +323,7 @@ void loom_job_singleton(void)
 
 LOOM_EXPORT int loom_rankc_hosted(void);
 LOOM_EXPORT int loom_rankc_exit_status(void);
+LOOM_EXPORT int loom_rankc_handlers_may_run(void);
 LOOM_EXPORT void loom_rankc_use_locale(locale_t loc);
 
 /* Whether the caller is a rank of a job that mpiexec started. */
@@ -336,6 +337,15 @@ int loom_rankc_exit_status(void)
 {
     struct loom_rank *r = loom_rank_self();
     return r ? r->exit_status : 0;
+}
+
+/* Whether an exit handler of a program's copy may run now: always in a
+ * program run directly; under mpiexec only in a rank (at its end), never at
+ * the end of the process, where the copies of ranks that ended by _exit or
+ * quick_exit would otherwise run theirs after all. */
+int loom_rankc_handlers_may_run(void)
+{
+    return !loom_job.nranks || loom_job.singleton || loom_ult_self();
 }
 
 /* The calling rank's own locale (NULL: back to the global one). */

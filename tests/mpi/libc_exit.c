@@ -1,14 +1,14 @@
 /*
  * atexit and on_exit handlers per rank (src/rankc/on_exit.c): each rank
- * registers atexit and on_exit handlers interleaved, then ends by returning
- * from main or calling exit(); the handlers print in the order they run, the
- * status on_exit passes and their argument. Built twice like libc_state.c:
+ * registers atexit, on_exit and at_quick_exit handlers interleaved, then
+ * ends by returning from main, exit() or quick_exit(); the handlers print in
+ * the order they run, the status on_exit passes and their argument. Built twice like libc_state.c:
  * with mpicc, and with cc -DREFERENCE as a plain program that runs the same
  * code for ranks 0..N-1, each in a process of its own; libc_compare.sh
  * compares the two.
  *
- * Usage: libc_exit return|exit STATUS          (MPI, or run directly)
- *        libc_exit_ref N return|exit STATUS    (reference)
+ * Usage: libc_exit return|exit|quick_exit STATUS          (MPI, or run directly)
+ *        libc_exit_ref N return|exit|quick_exit STATUS    (reference)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +39,18 @@ static void a3(void)
     printf("%d: atexit 3\n", rank);
 }
 
+static void q1(void)
+{
+    printf("%d: at_quick_exit 1\n", rank);
+    fflush(stdout);
+}
+
+static void q2(void)
+{
+    printf("%d: at_quick_exit 2\n", rank);
+    fflush(stdout);
+}
+
 static void o(int status, void *arg)
 {
     printf("%d: on_exit status %d arg %d\n", rank, status, *(int *)arg);
@@ -53,9 +65,17 @@ static int body(const char *how, int status)
         printf("%d: registering failed\n", rank);
         return 1;
     }
+    if (at_quick_exit(q1) != 0 || atexit(a1) != 0 || at_quick_exit(q2) != 0) {
+        printf("%d: registering failed\n", rank);
+        return 1;
+    }
     printf("%d: ending by %s %d\n", rank, how, status);
     if (strcmp(how, "exit") == 0)
         exit(status);
+    if (strcmp(how, "quick_exit") == 0) {
+        fflush(stdout); /* quick_exit flushes no stream */
+        quick_exit(status);
+    }
     return status;
 }
 
