@@ -147,38 +147,26 @@ static bool candidate(bool long_only, const struct option *first, const struct o
 static void say_ambiguous(const struct call *c, bool long_only, const char *prefix,
                           const struct option *first, size_t len)
 {
-    char *list = NULL;
+    char *text = NULL;
     size_t size = 0;
-    FILE *f = open_memstream(&list, &size);
+    FILE *f = open_memstream(&text, &size);
     if (f) {
+        fprintf(f, msg("%s: option '%s%s' is ambiguous; possibilities:"), c->argv[0], prefix,
+                scan.cluster);
         for (const struct option *o = first; o->name; o++)
             if (strncmp(o->name, scan.cluster, len) == 0 && candidate(long_only, first, o))
                 fprintf(f, " '%s%s'", prefix, o->name);
+        fputc('\n', f);
         if (fclose(f) != 0) {
-            free(list);
-            list = NULL;
+            free(text);
+            text = NULL;
         }
     }
-    if (!list) {
+    if (text)
+        say("%s", text);
+    else /* out of memory: the message without the candidates */
         say(msg("%s: option '%s%s' is ambiguous\n"), c->argv[0], prefix, scan.cluster);
-        return;
-    }
-    /* The translated head, then the candidates and the end of the line. */
-    char *head = NULL;
-    size_t hsize = 0;
-    FILE *h = open_memstream(&head, &hsize);
-    if (h) {
-        fprintf(h, msg("%s: option '%s%s' is ambiguous; possibilities:"), c->argv[0], prefix,
-                scan.cluster);
-        if (fclose(h) != 0) {
-            free(head);
-            head = NULL;
-        }
-    }
-    if (head)
-        say("%s%s\n", head, list);
-    free(head);
-    free(list);
+    free(text);
 }
 
 /*
