@@ -34,15 +34,14 @@
 extern void *__dso_handle;
 int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
-struct on_exit_rec {
-    void (*fn)(int, void *);
+/* A handler of this copy: a __cxa_atexit one (fn) or an on_exit one (ofn). */
+struct handler {
+    void (*fn)(void *);
+    void (*ofn)(int, void *);
     void *arg;
 };
 
-struct handler {
-    void (*fn)(void *);
-    void *arg;
-};
+static int (*libc_cxa_atexit)(void (*)(void *), void *, void *);
 
 static void run_handler(void *p)
 {
@@ -50,21 +49,19 @@ static void run_handler(void *p)
     free(p);
     if (loom_rankc_handlers_may_run && !loom_rankc_handlers_may_run())
         return;
-    h.fn(h.arg);
+    if (h.ofn)
+        h.ofn(loom_rankc_exit_status ? loom_rankc_exit_status() : 0, h.arg);
+    else
+        h.fn(h.arg);
 }
 
-RANKC_WEAK int __cxa_atexit(void (*fn)(void *), void *arg, void *dso)
+static int add_handler(void (*fn)(void *), void (*ofn)(int, void *), void *arg, void *dso)
 {
-    static int (*libc_cxa_atexit)(void (*)(void *), void *, void *);
-    if (!libc_cxa_atexit)
-        libc_cxa_atexit =
-            (int (*)(void (*)(void *), void *, void *))loom_rankc_libc("__cxa_atexit");
-    if (!rankc_hosted())
-        return libc_cxa_atexit(fn, arg, dso);
     struct handler *h = malloc(sizeof *h);
     if (!h)
         return -1;
     h->fn = fn;
+    h->ofn = ofn;
     h->arg = arg;
     if (libc_cxa_atexit(run_handler, h, dso) != 0) {
         free(h);
@@ -73,11 +70,14 @@ RANKC_WEAK int __cxa_atexit(void (*fn)(void *), void *arg, void *dso)
     return 0;
 }
 
-static void run_on_exit(void *p)
+RANKC_WEAK int __cxa_atexit(void (*fn)(void *), void *arg, void *dso)
 {
-    struct on_exit_rec r = *(struct on_exit_rec *)p;
-    free(p);
-    r.fn(loom_rankc_exit_status ? loom_rankc_exit_status() : 0, r.arg);
+    if (!libc_cxa_atexit)
+        libc_cxa_atexit =
+            (int (*)(void (*)(void *), void *, void *))loom_rankc_libc("__cxa_atexit");
+    if (!rankc_hosted())
+        return libc_cxa_atexit(fn, arg, dso);
+    return add_handler(fn, NULL, arg, dso);
 }
 
 RANKC_WEAK int on_exit(void (*fn)(int, void *), void *arg)
@@ -87,16 +87,10 @@ RANKC_WEAK int on_exit(void (*fn)(int, void *), void *arg)
             (int (*)(void (*)(int, void *), void *))loom_rankc_libc("on_exit");
         return libc_on_exit ? libc_on_exit(fn, arg) : -1;
     }
-    struct on_exit_rec *r = malloc(sizeof *r);
-    if (!r)
-        return -1;
-    r->fn = fn;
-    r->arg = arg;
-    if (__cxa_atexit(run_on_exit, r, &__dso_handle) != 0) {
-        free(r);
-        return -1;
-    }
-    return 0;
+    if (!libc_cxa_atexit)
+        libc_cxa_atexit =
+            (int (*)(void (*)(void *), void *, void *))loom_rankc_libc("__cxa_atexit");
+    return add_handler(NULL, fn, arg, &__dso_handle);
 }
 
 static void run_atexit(void *fn)
