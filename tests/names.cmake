@@ -15,6 +15,6 @@ foreach(p ${LOOM_NAMES_PROGRAMS})
 endforeach()
 # The default handler ends the job with the class (MPI_ERR_NO_MEM is 39).
 expect(names_mem_fatal --status 39 --err "MPI_Alloc_mem: cannot allocate .* \\(MPI_ERR_NO_MEM\\)"
-       -- ${RUN} -n 2 ${MPIBIN}/names_mem fatal)
+       -- ${RUN} -n 4 ${MPIBIN}/names_mem fatal)
 add_test(NAME names_coverage COMMAND ${PROJECT_SOURCE_DIR}/tools/mpi-coverage --check)
 set_tests_properties(names_coverage PROPERTIES TIMEOUT 60 LABELS mpi)
