@@ -100,7 +100,7 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
         p = stpcpy(p, "); ending the job\n");
     }
     loom_log_raw(msg);
-    _exit(128 + sig);
+    loom_job_end(128 + sig);
 }
 
 static void term_handler(int sig)
@@ -112,7 +112,7 @@ static void term_handler(int sig)
     p = stpcpy(p, sig_name(sig));
     p = stpcpy(p, "); ending the job\n");
     loom_log_raw(msg);
-    _exit(128 + sig);
+    loom_job_end(128 + sig);
 }
 
 static void install_signal_handlers(void)
@@ -157,7 +157,7 @@ static void *timeout_thread(void *arg)
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
     loom_log_error("the job reached its time limit of %g s (--timeout); ending it", timeout_s);
-    _exit(124);
+    loom_job_end(124);
     return NULL;
 }
 
@@ -184,7 +184,7 @@ void loom_job_abort(int status)
     struct loom_rank *r = loom_rank_self();
     if (r && !loom_job.singleton)
         loom_stdio_flush_rank(r);
-    _exit(status);
+    loom_job_end(status);
 }
 
 /* The rank's ULT: load its copy, run main, end. */
@@ -212,11 +212,11 @@ static void rank_main(void *arg)
     int st = r->exit_status;
     if (st != 0) {
         loom_log_error("rank %d exited with status %d; ending the job", r->rank, st);
-        _exit(st & 0xff ? st & 0xff : 1);
+        loom_job_end(st & 0xff ? st & 0xff : 1);
     }
     if (r->mpi_state == LOOM_MPI_INITIALIZED) {
         loom_log_error("rank %d exited without calling MPI_Finalize; ending the job", r->rank);
-        _exit(1);
+        loom_job_end(1);
     }
     r->state = LOOM_RANK_DONE;
 }
@@ -269,6 +269,7 @@ int loom_job_run(const struct loom_job_spec *spec)
         loom_image_prepare(spec->program) != LOOM_OK)
         return 1;
     install_signal_handlers();
+    loom_reap_init();
     struct loom_sched_params sp = {
         .nworkers = placement.nworkers,
         .cpus = placement.cpu_of_worker[0] >= 0 ? placement.cpu_of_worker : NULL,

@@ -110,6 +110,13 @@ LOOM_NORETURN void loom_rank_exit(int status, bool run_atexit);
  * fatal MPI error). Flushes the caller's partial output first. */
 LOOM_NORETURN void loom_job_abort(int status);
 
+/* reap.c: the processes that ranks start. loom_reap_init makes mpiexec
+ * their subreaper; loom_job_end kills every descendant, then _exits with
+ * status (async-signal-safe; every abnormal end of a job goes through it). */
+void loom_reap_init(void);
+void loom_job_kill_descendants(void);
+LOOM_NORETURN void loom_job_end(int status);
+
 /* stdio.c: per-rank stdout/stderr streams and stdin for rank 0. */
 int loom_stdio_init(bool tag_output) LOOM_MUST_CHECK;
 void loom_stdio_flush_rank(struct loom_rank *r);

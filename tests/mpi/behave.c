@@ -11,6 +11,11 @@
  *   nofinalize RANK    rank RANK returns 0 without MPI_Finalize
  *   hang               every rank waits forever (for --timeout and SIGTERM)
  *   stdin              every rank reads stdin and says what it got
+ *   children RANK DIR END
+ *                      rank RANK starts three processes that would outlive it
+ *                      (a background job of system(), popen, fork+exec),
+ *                      writes their pids into DIR, then ends by END: exit
+ *                      (status 3), segv, abort (MPI_Abort 4) or hang
  *   cat                rank 0 copies stdin to stdout, mixing fgets, getchar,
  *                      fread and scanf; the others check that they read EOF
  *   env VAR...         rank 0 prints VAR=value for each VAR
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 static int rank;
@@ -99,6 +105,43 @@ int main(int argc, char **argv)
             printf("rank %d read: %s", rank, line);
         else
             printf("rank %d read: EOF\n", rank);
+    }
+    if (strcmp(what, "children") == 0 && rank == who && argc > 4) {
+        const char *dir = argv[3], *end = argv[4];
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "sleep 300 & echo $! > %s/bg.pid", dir);
+        if (system(cmd) != 0)
+            return 2;
+        snprintf(cmd, sizeof cmd, "echo $$ > %s/popen.pid; exec sleep 300", dir);
+        FILE *pp = popen(cmd, "r");
+        if (!pp)
+            return 2;
+        pid_t pid = fork();
+        if (pid == 0) {
+            execlp("sleep", "sleep", "300", (char *)NULL);
+            _exit(127);
+        }
+        snprintf(cmd, sizeof cmd, "%s/fork.pid", dir);
+        FILE *f = fopen(cmd, "w");
+        if (!f || pid < 0)
+            return 2;
+        fprintf(f, "%d\n", (int)pid);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "%s/popen.pid", dir);
+        for (int i = 0; i < 500 && access(cmd, R_OK) != 0; i++)
+            usleep(10000);
+        printf("children started\n");
+        fflush(stdout);
+        if (strcmp(end, "exit") == 0)
+            exit(3);
+        if (strcmp(end, "abort") == 0)
+            MPI_Abort(MPI_COMM_WORLD, 4);
+        if (strcmp(end, "segv") == 0) {
+            volatile uintptr_t where = 64;
+            *(volatile int *)where = 1;
+        }
+        for (;;)
+            sleep(1);
     }
     if (strcmp(what, "cat") == 0) {
         if (rank == 0) {
