@@ -6,16 +6,19 @@
  * publishes it, folds all workers' accumulators into the worker's result,
  * meets the other representatives and wakes its members, which copy the
  * result out.
- * Order (docs/collectives.md#reproducible-reductions): each member leaves a
- * pointer to its input in its fixed slot (its index among the worker's
- * members, in rank order) and the representative folds the slots in that
- * order; every representative folds the accumulators in worker order. So
- * the result depends only on the placement, never on who arrives when, and
- * every member gets the same bits. Where the order cannot change the bits
- * (loom_op_exact: integers, logical, bitwise) or the user allows it
- * (coll_reduce_arrival), each member folds its input into the accumulator
- * as it arrives instead, as this algorithm did before 2026-11-26. Either way
- * a worker's folds are the same work on the same worker.
+ * Order (docs/collectives.md#reproducible-reductions): each member leaves
+ * its input's address in its fixed slot (its index among the worker's
+ * members, in rank order), then folds into the accumulator the slots that
+ * are next in that order and there: its own and those of later members that
+ * arrived before it, acc = x_k op (... op (x_1 op x_0)). Members arriving in
+ * rank order each fold their own input on arrival; a late member folds the
+ * inputs that waited for it (their owners wait for the result, so their
+ * buffers stay). Every representative folds the accumulators in worker
+ * order. So the result depends only on the placement, never on who arrives
+ * when, and every member gets the same bits. Where the order cannot change
+ * the bits (loom_op_exact: integers, logical, bitwise) or the user allows it
+ * (coll_reduce_arrival), each member folds its own input on arrival, as
+ * this algorithm did before 2026-11-26.
  * Cost: W * (line + m / copy) + N/W * (m / copy + local wake-up): a member
  * waits, on average, for half of its worker's folds and half of its
  * copy-outs, N/W * m / copy in all. (The code had 2 m / copy per member, the
@@ -69,6 +72,17 @@ static const void **inputs(struct coll_ctx *x, int n)
     return ws->inputs;
 }
 
+/* acc = in op acc for the k-th input folded in this call (k == 0: a copy). */
+static void fold_in(const struct loom_coll_args *a, struct coll_local *loc, int k, const char *data,
+                    size_t nb)
+{
+    const struct loom_type *t = a->rtype;
+    if (k == 0)
+        memcpy(loc->acc, data, nb);
+    else
+        loom_op_apply(a->op, data - t->true_lb, (char *)loc->acc - t->true_lb, a->rcount, t);
+}
+
 int coll_allreduce_perworker(struct coll_ctx *x)
 {
     const struct loom_coll_args *a = x->a;
@@ -81,21 +95,28 @@ int coll_allreduce_perworker(struct coll_ctx *x)
     struct coll_local *loc;
     int idx = coll_local_arrive(x, &loc);
     int rc = MPI_SUCCESS;
+    /* The accumulator grows at a call's first arrival (see reserve()). */
+    if (idx == 0) {
+        rc = reserve(&loc->acc, &loc->acc_cap, nb);
+        loc->folded = 0;
+    }
+    if (loc->acc_cap < nb) /* the first arrival ran out of memory */
+        rc = MPI_ERR_NO_MEM;
     /* Buffers as buffers of type t (contiguous: data at true_lb). */
     const char *data = (const char *)coll_input(a) + t->true_lb;
-    if (!arrival) {
-        /* Read by the representative before this member is released. */
-        loc->slot[sh->local_idx[x->rank]] = data;
+    if (arrival) {
+        if (rc == MPI_SUCCESS && nb)
+            fold_in(a, loc, idx, data, nb);
     } else {
-        if (idx == 0)
-            rc = reserve(&loc->acc, &loc->acc_cap, nb);
-        if (loc->acc_cap < nb) /* the first arrival ran out of memory */
-            rc = MPI_ERR_NO_MEM;
-        if (rc == MPI_SUCCESS && nb) {
-            if (idx == 0)
-                memcpy(loc->acc, data, nb);
-            else
-                loom_op_apply(a->op, coll_input(a), (char *)loc->acc - t->true_lb, a->rcount, t);
+        /* The members of a worker run one at a time and none yields in
+         * here: the slots and the count need no synchronization. */
+        int me = sh->local_idx[x->rank];
+        loc->slot[me] = data;
+        loc->slot_seq[me] = x->seq;
+        for (int k = loc->folded; k < loc->size && loc->slot_seq[k] == x->seq; k++) {
+            if (rc == MPI_SUCCESS && nb)
+                fold_in(a, loc, k, loc->slot[k], nb);
+            loc->folded = k + 1;
         }
     }
     coll_local_arrived(loc);
@@ -105,18 +126,8 @@ int coll_allreduce_perworker(struct coll_ctx *x)
             memcpy((char *)a->rbuf + t->true_lb, loc->res, nb);
         return rc;
     }
-    /* Representative: fold the worker's inputs in rank order (fixed order),
-     * publish, fold every worker's accumulator in worker order, meet. */
-    if (!arrival) {
-        const void **in = inputs(x, loc->size);
-        rc = in ? reserve(&loc->acc, &loc->acc_cap, nb) : MPI_ERR_NO_MEM;
-        if (rc == MPI_SUCCESS && nb) {
-            for (int i = 0; i < loc->size; i++)
-                in[i] = loc->slot[i] - t->true_lb;
-            rc = coll_fold(x, a->op, t, in, loc->size, (char *)loc->acc - t->true_lb, -1, 0,
-                           a->rcount);
-        }
-    }
+    /* Representative (every input is folded by now): publish, fold every
+     * worker's accumulator in worker order, meet. */
     if (rc == MPI_SUCCESS)
         rc = reserve(&loc->res, &loc->res_cap, nb);
     if (rc != MPI_SUCCESS)

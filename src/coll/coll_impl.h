@@ -190,7 +190,12 @@ struct coll_local {
     _Atomic int rep;                          /* this call's representative */
     int size;                                 /* members on this worker */
     int *members;                             /* [size] in rank order */
-    const char **slot;  /* [size] members' inputs (data start), in members' order */
+    /* Fixed order (allreduce_perworker.c): each member's input (data start)
+     * and the call it was left for, in members' order; the members folded
+     * into acc so far in this call. */
+    const char **slot;
+    uint64_t *slot_seq;
+    int folded;
     uint64_t rep_calls; /* inter-worker stages run */
     void *acc, *res;    /* combined input, result */
     size_t acc_cap, res_cap;

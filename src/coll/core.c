@@ -34,6 +34,7 @@ static void shared_free(struct coll_shared *sh)
         for (int g = 0; g < sh->nlocal; g++) {
             free(sh->local[g].members);
             free(sh->local[g].slot);
+            free(sh->local[g].slot_seq);
             free(sh->local[g].acc);
             free(sh->local[g].res);
         }
@@ -193,7 +194,8 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
     for (int g = 0; g < sh->nlocal; g++) {
         sh->local[g].members = malloc((size_t)sh->local[g].size * sizeof(int));
         sh->local[g].slot = calloc((size_t)sh->local[g].size, sizeof(char *));
-        if (!sh->local[g].members || !sh->local[g].slot) {
+        sh->local[g].slot_seq = calloc((size_t)sh->local[g].size, sizeof(uint64_t));
+        if (!sh->local[g].members || !sh->local[g].slot || !sh->local[g].slot_seq) {
             shared_free(sh);
             return NULL;
         }

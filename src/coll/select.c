@@ -234,9 +234,12 @@ void loom_coll_describe(void *file)
                 a->name, a->summary, cfg.forced[a->kind] == a ? " [forced]" : "");
     }
     fprintf(f,
-            "Reductions combine floating-point and user operations in a fixed order (rank "
-            "order, per algorithm); arrival order: %s (LOOM_COLL_REDUCE_ORDER=fixed|arrival, "
-            "communicator info key loom_reduce_order)\n",
-            cfg.arrival ? "allowed" : "only for exact ops (integers, logical, bitwise)");
+            "Reduction order: %s (LOOM_COLL_REDUCE_ORDER=fixed|arrival, or the info key "
+            "loom_reduce_order on a communicator)\n",
+            cfg.arrival ? "arrival: perworker may combine floating-point and user ops as ranks "
+                          "arrive"
+                        : "fixed: floating-point and user ops combine in the algorithm's order, "
+                          "whoever arrives first; arrival order only for integer, logical and "
+                          "bitwise ops");
     coll_tuning_describe(f);
 }
