@@ -120,15 +120,22 @@ static int signal_descendants(int sig)
     return count;
 }
 
+/* 10 ms through the system call itself: libloom's nanosleep would park the
+ * ULT that a crash handler interrupted (sleep.c). */
+static void pause_10ms(void)
+{
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &tick, NULL);
+}
+
 void loom_job_kill_descendants(void)
 {
     if (signal_descendants(SIGTERM) == 0)
         return;
-    struct timespec tick = {0, 10 * 1000 * 1000};
     for (int i = 0; i < 10 && signal_descendants(0) > 0; i++)
-        nanosleep(&tick, NULL);
+        pause_10ms();
     for (int i = 0; i < 100 && signal_descendants(SIGKILL) > 0; i++)
-        nanosleep(&tick, NULL);
+        pause_10ms();
 }
 
 void loom_job_end(int status)

@@ -458,6 +458,16 @@ static void heavy_fence(void)
     syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 }
 
+/* The earliest deadline among w's parked ULTs (UINT64_MAX: none). Owner. */
+static uint64_t earliest_deadline(const struct worker *w)
+{
+    uint64_t first = UINT64_MAX;
+    for (const struct watch *r = w->watch; r; r = r->next)
+        if (r->deadline && r->deadline < first)
+            first = r->deadline;
+    return first;
+}
+
 /* Polls for idle_spin_ns, then sleeps until a wake-up or stop. */
 static void idle(struct worker *w)
 {
@@ -487,9 +497,17 @@ static void idle(struct worker *w)
         return;
     }
     atomic_fetch_add_explicit(&w->sleeps, 1, memory_order_relaxed);
-    /* A parked ULT with a deadline: wake up now and then to look at it. */
-    const struct timespec tick = {0, IDLE_DEADLINE_TICK_NS};
+    /* A parked ULT with a deadline: wake up at the earliest one (a rank's
+     * sleep), and at least every tick to look at them. */
     while (atomic_load_explicit(&w->sleeping, memory_order_acquire)) {
+        struct timespec tick;
+        if (w->ndeadline) {
+            uint64_t now = loom_time_ns(), first = earliest_deadline(w);
+            uint64_t wait = first > now ? first - now : 0;
+            if (wait > IDLE_DEADLINE_TICK_NS)
+                wait = IDLE_DEADLINE_TICK_NS;
+            tick = (struct timespec){0, (long)wait};
+        }
         futex_wait(&w->sleeping, 1, w->ndeadline ? &tick : NULL);
         if (w->ndeadline && watch_scan(w)) {
             atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
@@ -990,6 +1008,30 @@ static void park_watched_until(loom_cond_fn done, const void *arg, uint64_t dead
         rec.next->prev = rec.prev;
     w->nwatch--;
     w->ndeadline -= deadline != 0;
+}
+
+static bool never(const void *arg)
+{
+    (void)arg;
+    return false;
+}
+
+bool loom_ult_sleep(uint64_t ns)
+{
+    struct worker *w = tls_worker;
+    if (!w || w->current->is_sched)
+        return false;
+    if (ns == 0) {
+        loom_ult_yield();
+        return true;
+    }
+    /* A stale wake-up may resume us early: park again until the time. */
+    uint64_t t = loom_time_ns();
+    uint64_t deadline = ns < UINT64_MAX - t ? t + ns : UINT64_MAX;
+    do
+        park_watched_until(never, NULL, deadline);
+    while (loom_time_ns() < deadline);
+    return true;
 }
 
 void loom_ult_notify_slow(loom_waiter_slot *slot)

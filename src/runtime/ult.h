@@ -95,6 +95,11 @@ void loom_ult_wait(loom_cond_fn done, const void *arg, loom_waiter_slot *slot);
 bool loom_ult_wait_for(loom_cond_fn done, const void *arg, loom_waiter_slot *slot,
                        uint64_t timeout_ns);
 
+/* Parks the calling ULT for at least ns nanoseconds, letting its worker run
+ * the others (a rank's sleep); ns == 0 yields. False, doing nothing, when the
+ * caller is not a ULT. */
+bool loom_ult_sleep(uint64_t ns);
+
 /* Polls a lone waiter makes before it adds a pause to each poll
  * (LOOM_FAST_POLLS, default 0). A pause costs ~25 ns on the AMD EPYC
  * machines measured, yet a waiter that pauses sees a line its peer writes

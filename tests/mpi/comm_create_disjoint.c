@@ -66,9 +66,10 @@ int main(int argc, char **argv)
     MPI_Group_free(&world);
     free(members);
     free(seen);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0)
+    int failed = check_failures_ != 0, any;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (rank == 0 && !any)
         printf("comm_create_disjoint: %d rounds on %d ranks ok\n", rounds, size);
     MPI_Finalize();
-    return 0;
+    return check_summary();
 }
