@@ -17,10 +17,13 @@
 /* libloom (src/runtime/job.c, ult.c): whether the caller is a rank of a job
  * that mpiexec started (0 in a program run directly), the status its rank
  * ends with, whether exit handlers may run now (not at the process's end
- * under mpiexec), and the locale to install whenever its ULT runs. */
+ * under mpiexec), the locale to install whenever its ULT runs, and a lock
+ * for the whole process (held briefly, never across a switch). */
 int loom_rankc_hosted(void) __attribute__((weak));
 int loom_rankc_exit_status(void) __attribute__((weak));
 int loom_rankc_handlers_may_run(void) __attribute__((weak));
+void loom_rankc_lock(void) __attribute__((weak));
+void loom_rankc_unlock(void) __attribute__((weak));
 void loom_rankc_use_locale(locale_t loc) __attribute__((weak));
 
 /* True when the caller runs as a rank under mpiexec. */

@@ -325,6 +325,8 @@ void loom_job_singleton(void)
 LOOM_EXPORT int loom_rankc_hosted(void);
 LOOM_EXPORT int loom_rankc_exit_status(void);
 LOOM_EXPORT int loom_rankc_handlers_may_run(void);
+LOOM_EXPORT void loom_rankc_lock(void);
+LOOM_EXPORT void loom_rankc_unlock(void);
 LOOM_EXPORT void loom_rankc_use_locale(locale_t loc);
 
 /* Whether the caller is a rank of a job that mpiexec started. */
@@ -347,6 +349,21 @@ int loom_rankc_exit_status(void)
 int loom_rankc_handlers_may_run(void)
 {
     return !loom_job.nranks || loom_job.singleton || loom_ult_self();
+}
+
+/* A lock for the whole process, for libc state that the per-rank C library
+ * reads on behalf of a rank (getpwent's snapshot). Its holder never switches:
+ * a pthread mutex. */
+static pthread_mutex_t rankc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void loom_rankc_lock(void)
+{
+    pthread_mutex_lock(&rankc_lock);
+}
+
+void loom_rankc_unlock(void)
+{
+    pthread_mutex_unlock(&rankc_lock);
 }
 
 /* The calling rank's own locale (NULL: back to the global one). */

@@ -204,6 +204,42 @@ static void test_db(void)
     errno = 1234;
     gn = getgrnam("no-such-group-here");
     out("getgrnam(unknown) %p errno %d", (void *)gn, errno);
+    /* Iterations: each rank its own position (glibc's is one per process). */
+    if (rank % 3 == 1)
+        setpwent();
+    int npw = 0;
+    for (int i = 0; i < rank % 7; i++)
+        npw += getpwent() != NULL;
+    for (int i = 0; i < 4; i++) { /* the same number of SYNCs in every rank */
+        struct passwd *p = getpwent();
+        SYNC();
+        out("getpwent %s %d", p ? p->pw_name : "NULL", p ? (int)p->pw_uid : -1);
+        npw += p != NULL;
+    }
+    struct passwd *pa = getpwent(), *pb = getpwent();
+    out("getpwent same struct %d", pa == pb && pa);
+    int rest = 0;
+    while (getpwent())
+        rest++;
+    out("getpwent rest %d, %d before", rest, npw);
+    setpwent();
+    pa = getpwent();
+    SYNC();
+    out("after setpwent %s", pa ? pa->pw_name : "NULL");
+    endpwent();
+    for (int i = 0; i < rank % 5; i++)
+        (void)getgrent();
+    for (int i = 0; i < 3; i++) {
+        struct group *g = getgrent();
+        SYNC();
+        out("getgrent %s %d %s", g ? g->gr_name : "NULL", g ? (int)g->gr_gid : -1,
+            g && g->gr_mem[0] ? g->gr_mem[0] : "-");
+    }
+    rest = 0;
+    while (getgrent())
+        rest++;
+    out("getgrent rest %d", rest);
+    endgrent();
     static const char *const protos[] = {"tcp", "udp", "icmp", "ipv6", "no-such-proto"};
     errno = 0;
     struct protoent *pe = getprotobyname(protos[rank % 5]);
