@@ -7,7 +7,7 @@
 # each in a process of its own: glibc's answers, the oracle. libc_compare.sh
 # runs both and compares what they print, rank by rank.
 set(LIBC_COMPARE ${CMAKE_CURRENT_SOURCE_DIR}/mpi/libc_compare.sh)
-foreach(p libc_state libc_exit)
+foreach(p libc_state libc_exit libc_state_own)
   add_custom_command(OUTPUT ${MPIBIN}/${p}_ref
     COMMAND ${CMAKE_C_COMPILER} -O2 -DREFERENCE -o ${MPIBIN}/${p}_ref
             ${CMAKE_CURRENT_SOURCE_DIR}/mpi/${p}.c -lm
@@ -18,6 +18,8 @@ endforeach()
 loom_mpi_program(libc_state SOURCES libc_state.c FLAGS -lm)
 loom_mpi_program(libc_state_fortify SOURCES libc_state.c FLAGS -D_FORTIFY_SOURCE=2 -lm)
 loom_mpi_program(libc_exit SOURCES libc_exit.c)
+# A program that defines some of the archive's names itself (weak definitions).
+loom_mpi_program(libc_state_own SOURCES libc_state_own.c)
 
 # Both programs see the same environment: a time zone with summer time (no
 # tzdata needed) and an LC_NUMERIC for setlocale(LC_ALL, "").
@@ -54,6 +56,8 @@ if(NOT LOOM_SANITIZE)
   libc_exit_test(return_status 1 return 5)
   libc_exit_test(64_quick_exit 64 quick_exit 0 --workers 1)
   libc_exit_test(quick_exit_status 1 quick_exit 4)
+  expect(libc_state_own_4 --out "libc_compare: [0-9]+ lines identical"
+         -- ${LIBC_COMPARE} ${MPIBIN}/libc_state_own_ref 4 -- ${RUN} -n 4 ${MPIBIN}/libc_state_own)
   expect(libc_exit_singleton --out "libc_compare: [0-9]+ lines identical"
          -- ${LIBC_COMPARE} --status 3 ${MPIBIN}/libc_exit_ref 1 exit 3 -- ${MPIBIN}/libc_exit exit 3)
 endif()
