@@ -190,12 +190,15 @@ struct coll_local {
     _Atomic int rep;                          /* this call's representative */
     int size;                                 /* members on this worker */
     int *members;                             /* [size] in rank order */
-    /* Fixed order (allreduce_perworker.c): each member's input (data start)
-     * and the call it was left for, in members' order; the members folded
-     * into acc so far in this call. */
-    const char **slot;
-    uint64_t *slot_seq;
-    int folded;
+    /* Fixed order (allreduce_perworker.c): each member's input and receive
+     * buffer (data start) and the call it left them for; per run of
+     * consecutive members, the call and how many of its members are folded;
+     * the call in which each node of the tree over the runs (heap numbering,
+     * [4 size]) was complete; the worker's combined input. */
+    const char **slot_in, **slot_out;
+    uint64_t *slot_seq, *run_seq, *node_seq;
+    int *run_folded;
+    const char *combined;
     uint64_t rep_calls; /* inter-worker stages run */
     void *acc, *res;    /* combined input, result */
     size_t acc_cap, res_cap;

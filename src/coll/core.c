@@ -33,8 +33,12 @@ static void shared_free(struct coll_shared *sh)
     if (sh->local)
         for (int g = 0; g < sh->nlocal; g++) {
             free(sh->local[g].members);
-            free(sh->local[g].slot);
+            free(sh->local[g].slot_in);
+            free(sh->local[g].slot_out);
+            free(sh->local[g].node_seq);
             free(sh->local[g].slot_seq);
+            free(sh->local[g].run_seq);
+            free(sh->local[g].run_folded);
             free(sh->local[g].acc);
             free(sh->local[g].res);
         }
@@ -193,9 +197,15 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
         sh->local[sh->local_of[i]].size++;
     for (int g = 0; g < sh->nlocal; g++) {
         sh->local[g].members = malloc((size_t)sh->local[g].size * sizeof(int));
-        sh->local[g].slot = calloc((size_t)sh->local[g].size, sizeof(char *));
-        sh->local[g].slot_seq = calloc((size_t)sh->local[g].size, sizeof(uint64_t));
-        if (!sh->local[g].members || !sh->local[g].slot || !sh->local[g].slot_seq) {
+        struct coll_local *l = &sh->local[g];
+        l->slot_in = calloc((size_t)l->size, sizeof(char *));
+        l->slot_out = calloc((size_t)l->size, sizeof(char *));
+        l->node_seq = calloc(4 * (size_t)l->size, sizeof(uint64_t));
+        l->slot_seq = calloc((size_t)l->size, sizeof(uint64_t));
+        l->run_seq = calloc((size_t)l->size, sizeof(uint64_t));
+        l->run_folded = calloc((size_t)l->size, sizeof(int));
+        if (!l->members || !l->slot_in || !l->slot_out || !l->node_seq || !l->slot_seq ||
+            !l->run_seq || !l->run_folded) {
             shared_free(sh);
             return NULL;
         }
