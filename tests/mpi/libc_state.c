@@ -23,9 +23,12 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
+#include <mntent.h>
+#include <netinet/ether.h>
 #include <netdb.h>
 #include <pwd.h>
 #include <search.h>
+#include <shadow.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -240,6 +243,42 @@ static void test_db(void)
         rest++;
     out("getgrent rest %d", rest);
     endgrent();
+    struct spwd *sp = getspnam(rank % 2 ? "root" : "daemon");
+    SYNC();
+    out("getspnam %s max %ld", sp ? sp->sp_namp : "NULL", sp ? sp->sp_max : -2L);
+    FILE *f = fopen("/etc/passwd", "r");
+    for (int i = 0; f && i < rank % 4; i++)
+        (void)fgetpwent(f);
+    struct passwd *fp = f ? fgetpwent(f) : NULL;
+    SYNC();
+    out("fgetpwent %s", fp ? fp->pw_name : "NULL");
+    if (f)
+        fclose(f);
+    f = fopen("/etc/group", "r");
+    for (int i = 0; f && i < rank % 5; i++)
+        (void)fgetgrent(f);
+    struct group *fg = f ? fgetgrent(f) : NULL;
+    SYNC();
+    out("fgetgrent %s", fg ? fg->gr_name : "NULL");
+    if (f)
+        fclose(f);
+    f = setmntent("/proc/self/mounts", "r");
+    for (int i = 0; f && i < rank % 3; i++)
+        (void)getmntent(f);
+    struct mntent *m = f ? getmntent(f) : NULL;
+    SYNC();
+    out("getmntent %s %s", m ? m->mnt_dir : "NULL", m ? m->mnt_type : "-");
+    if (f)
+        endmntent(f);
+    struct ether_addr ea = {{0x02, 0, 0, (uint8_t)rank, (uint8_t)(rank * 3), 0xab}};
+    char *es = ether_ntoa(&ea);
+    SYNC();
+    out("ether_ntoa %s", es);
+    char asc[32];
+    snprintf(asc, sizeof asc, "0:1:2:%x:%x:ff", rank % 256, (rank * 5) % 256);
+    struct ether_addr *ep = ether_aton(asc);
+    SYNC();
+    out("ether_aton %s", ep ? ether_ntoa(ep) : "NULL");
     static const char *const protos[] = {"tcp", "udp", "icmp", "ipv6", "no-such-proto"};
     errno = 0;
     struct protoent *pe = getprotobyname(protos[rank % 5]);
