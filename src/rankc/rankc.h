@@ -26,10 +26,11 @@ void loom_rankc_lock(void) __attribute__((weak));
 void loom_rankc_unlock(void) __attribute__((weak));
 void loom_rankc_use_locale(locale_t loc) __attribute__((weak));
 
-/* True when the caller runs as a rank under mpiexec. */
+/* Non-zero when the caller runs as a rank under mpiexec (or on a thread that
+ * a rank started); 2 on the rank's own ULT. */
 static inline int rankc_hosted(void)
 {
-    return loom_rankc_hosted && loom_rankc_hosted();
+    return loom_rankc_hosted ? loom_rankc_hosted() : 0;
 }
 
 /* lgamma.c: the symbol by which app_crt.c links it into every program. */

@@ -9,8 +9,10 @@
  * stays "C" for the ranks that never called setlocale, as in their own
  * processes. Queries return the rank's category names, LC_ALL's composed as
  * glibc composes them ("LC_CTYPE=...;LC_NUMERIC=...;..." when they differ),
- * and such a composite name is accepted back. In a program run directly,
- * glibc's setlocale is used.
+ * and such a composite name is accepted back. In a program run directly, and
+ * on a thread that a rank started (it has no ULT to install a locale on),
+ * glibc's setlocale is used: it changes the global locale, which the ranks
+ * that never called setlocale use.
  *
  * localeconv fills a struct lconv of this copy from the current locale
  * (glibc's is one struct for the process).
@@ -136,7 +138,7 @@ static locale_t new_composite(const char *name, locale_t base)
 
 RANKC_WEAK char *setlocale(int cat, const char *name)
 {
-    if (!rankc_hosted() || !loom_rankc_use_locale) {
+    if (rankc_hosted() != 2 || !loom_rankc_use_locale) {
         static char *(*libc_setlocale)(int, const char *);
         if (!libc_setlocale)
             libc_setlocale = (char *(*)(int, const char *))loom_rankc_libc("setlocale");

@@ -329,10 +329,14 @@ LOOM_EXPORT void loom_rankc_lock(void);
 LOOM_EXPORT void loom_rankc_unlock(void);
 LOOM_EXPORT void loom_rankc_use_locale(locale_t loc);
 
-/* Whether the caller is a rank of a job that mpiexec started. */
+/* Whether the caller is a rank of a job that mpiexec started: 0 in a program
+ * run directly, 2 on a rank's ULT, 1 on another thread (one that a rank
+ * started: its copy's state is the rank's, but it has no ULT). */
 int loom_rankc_hosted(void)
 {
-    return loom_ult_self() && !loom_job.singleton;
+    if (!loom_job.nranks || loom_job.singleton)
+        return 0;
+    return loom_ult_self() ? 2 : 1;
 }
 
 /* The status the calling rank ends with (valid while its exit handlers run). */
