@@ -547,6 +547,24 @@ static void test_errno(void)
         SYNC();
         out("errno %d", errno);
     }
+    /* A ring: each rank blocks in MPI_Recv with its errno set while the
+     * others (on its worker too) set theirs before blocking. */
+    errno = 2000 + rank;
+#ifndef REFERENCE
+    int token = 0;
+    if (nranks > 1) {
+        if (rank == 0)
+            MPI_Send(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
+        errno = 2000 + rank;
+        MPI_Recv(&token, 1, MPI_INT, (rank + nranks - 1) % nranks, 7, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        int e = errno;
+        if (rank != 0)
+            MPI_Send(&token, 1, MPI_INT, (rank + 1) % nranks, 7, MPI_COMM_WORLD);
+        errno = e;
+    }
+#endif
+    out("errno after a blocking receive %d", errno);
 }
 
 static void run(void)
