@@ -221,6 +221,23 @@ expect(coll_mismatch_itruncate --status 15 --err "rank 1: MPI_Wait: message trun
        -- ${M} itruncate)
 expect(coll_mismatch_kinds --status 16 --err "mismatched collective calls: rank [0-9] called MPI_All(gather|toall) while rank [0-9] called MPI_All(gather|toall) \\(MPI_ERR_OTHER\\)"
        -- ${M} kinds)
+# Barrier against Allreduce at every size, one worker or two: the
+# per-worker algorithms meet the mismatch inside a worker or between
+# workers' representatives (it crashed or said MPI_ERR_NO_MEM at 3 ranks).
+set(MISMATCH_BA "mismatched collective calls: rank [0-9]+ called MPI_(Barrier|Allreduce) while rank [0-9]+ called MPI_(Barrier|Allreduce) \\(MPI_ERR_OTHER\\)")
+foreach(n 3 4 16 64)
+  foreach(p first last half odd)
+    if(LOOM_SANITIZE AND NOT n EQUAL 4)
+      continue()
+    endif()
+    expect(coll_mismatch_barrier_${p}_${n} --status 16 --err "${MISMATCH_BA}" --no-out "no error"
+           -- ${RUN} --timeout 60 -n ${n} ${MPIBIN}/coll_mismatch barrier ${p})
+  endforeach()
+  if(NOT LOOM_SANITIZE)
+    expect(coll_mismatch_barrier_one_worker_${n} --status 16 --err "${MISMATCH_BA}" --no-out "no error"
+           -- ${RUN} --timeout 60 --workers 1 -n ${n} ${MPIBIN}/coll_mismatch barrier half)
+  endif()
+endforeach()
 foreach(m roots:Reduce iroots:Ireduce bcastroots:Bcast)
   string(REPLACE ":" ";" mf ${m})
   list(GET mf 0 mode)

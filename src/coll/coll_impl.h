@@ -200,7 +200,11 @@ struct coll_local {
     int *run_folded;
     const char *combined;
     uint64_t rep_calls; /* inter-worker stages run */
-    void *acc, *res;    /* combined input, result */
+    /* The current call as its first member here made it (local.c): the
+     * worker's later members compare theirs with it, so that mismatched
+     * calls are reported, not misread as this call's state. */
+    int call_kind, call_root, call_first;
+    void *acc, *res; /* combined input, result */
     size_t acc_cap, res_cap;
 };
 

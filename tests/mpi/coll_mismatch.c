@@ -13,6 +13,11 @@
  *   truncate    MPI_Scatter of 4 ints each from rank 0, rank 1 receives 2
  *   itruncate   the same with MPI_Iscatter (raised by MPI_Wait)
  *   kinds       rank 0 calls MPI_Allgather, the others MPI_Alltoall
+ *   barrier P   some ranks call MPI_Barrier, the others MPI_Allreduce: rank 0
+ *               (P = first), the last rank (last), the lower half (half) or
+ *               the odd ranks (odd): with several ranks per worker, the
+ *               per-worker algorithms meet mismatched calls within a worker
+ *               and between workers
  *   roots       MPI_Reduce: rank 0 gives root 0, the others root 1
  *   iroots      the same with MPI_Ireduce
  *   bcastroots  MPI_Bcast of 64 KiB: rank 0 gives root 0, the others root
@@ -21,7 +26,7 @@
  * come): a member stalled in the call compares the members' calls and ends
  * the job, whatever the error handler (here MPI_ERRORS_RETURN, to show it).
  *
- * usage: coll_mismatch [truncate|itruncate|kinds|roots|iroots|bcastroots]
+ * usage: coll_mismatch [truncate|itruncate|kinds|roots|iroots|bcastroots|barrier P]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -84,6 +89,18 @@ static int kinds(void)
     return MPI_Alltoall(in, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
 }
 
+static int barrier_allreduce(const char *pattern)
+{
+    int barrier = strcmp(pattern, "first") == 0  ? rank == 0
+                  : strcmp(pattern, "last") == 0 ? rank == size - 1
+                  : strcmp(pattern, "half") == 0 ? rank < size / 2
+                                                 : rank % 2 == 1;
+    int in = rank, out;
+    if (barrier)
+        return MPI_Barrier(MPI_COMM_WORLD);
+    return MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+}
+
 static int bcast_roots(void)
 {
     enum { N = 16384 };
@@ -130,6 +147,8 @@ int main(int argc, char **argv)
             roots(1);
         else if (strcmp(argv[1], "bcastroots") == 0)
             bcast_roots();
+        else if (strcmp(argv[1], "barrier") == 0 && argc > 2)
+            barrier_allreduce(argv[2]);
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0)
             printf("coll_mismatch: %s: no error\n", argv[1]);
