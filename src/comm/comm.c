@@ -207,6 +207,12 @@ err_free:
     return LOOM_ERR_NOMEM;
 }
 
+int loom_comm_finalize_self_attrs(void)
+{
+    struct loom_comm_rank *cr = loom_comm_rank_self();
+    return cr ? loom_attr_delete_all(cr->self, true) : MPI_SUCCESS;
+}
+
 void loom_comm_rank_fini(void)
 {
     struct loom_rank *r = loom_rank_self();

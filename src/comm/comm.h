@@ -74,6 +74,11 @@ static inline int loom_comm_world_rank(const struct loom_comm *c, int rank)
  * and releases them (MPI_Finalize). */
 int loom_comm_rank_init(void) LOOM_MUST_CHECK;
 void loom_comm_rank_fini(void);
+/* MPI_Finalize's first step (MPI-2.2 and later): deletes the calling rank's
+ * attributes on MPI_COMM_SELF, running their delete callbacks in the reverse
+ * order of setting, while MPI is still usable. Returns the first callback's
+ * error, if any (its attribute stays). */
+int loom_comm_finalize_self_attrs(void) LOOM_MUST_CHECK;
 
 /* Called on a shared part just before it is freed (its last member freed the
  * communicator); the collective layer sets it to release sh->coll. */

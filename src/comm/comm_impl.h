@@ -31,7 +31,7 @@ struct loom_comm_rank {
     struct loom_user_code *codes;
 };
 
-#define LOOM_FIRST_USER_CODE (MPI_T_ERR_MEMORY + 1)
+#define LOOM_FIRST_USER_CODE (MPI_ERR_LASTCODE + 1)
 
 /* The calling rank's comm state, or NULL outside MPI_Init..MPI_Finalize. */
 struct loom_comm_rank *loom_comm_rank_self(void);

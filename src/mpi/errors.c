@@ -150,7 +150,7 @@ const char *loom_mpi_class_name(int errclass)
 {
     if (errclass >= 0 && (size_t)errclass < LOOM_ARRAY_SIZE(class_names))
         return class_names[errclass];
-    return "unknown error class";
+    return errclass > MPI_ERR_LASTCODE ? "a user-defined error class" : "unknown error class";
 }
 
 int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, ...)
@@ -173,7 +173,9 @@ int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, .
     struct loom_rank *r = loom_rank_self();
     loom_log_error("rank %d: %s: %s (%s); ending the job", r ? r->rank : 0, fn, what,
                    loom_mpi_class_name(errclass));
-    loom_job_abort(errclass);
+    /* The class is the exit status; a user class (above MPI_ERR_LASTCODE)
+     * whose low byte is 0 would read as success. */
+    loom_job_abort(errclass & 0xff ? errclass & 0xff : 1);
 }
 
 int loom_mpi_check_init(const char *fn)

@@ -229,7 +229,9 @@ static int incl_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgr
     if (!sel)
         return nomem(fn);
     int rc = check_ranks(g, n, ranks, sel, fn);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && incl && n == 0)
+        rc = make_group(0, NULL, newgroup, fn); /* MPI_GROUP_EMPTY (ranks may be NULL) */
+    else if (rc == MPI_SUCCESS)
         rc = select_group(g, sel, 0, n, incl ? ranks : NULL, newgroup, fn);
     free(sel);
     return rc;

@@ -88,6 +88,12 @@ int PMPI_Finalize(void)
     int rc = loom_mpi_check_init("MPI_Finalize");
     if (rc)
         return rc;
+    /* First, as if MPI_COMM_SELF were freed: its attributes' delete
+     * callbacks, newest first, with MPI still usable. */
+    rc = loom_comm_finalize_self_attrs();
+    if (rc != MPI_SUCCESS)
+        return loom_mpi_err(MPI_COMM_SELF, rc, "MPI_Finalize",
+                            "a delete callback of an attribute on MPI_COMM_SELF returned %d", rc);
     struct loom_rank *r = loom_rank_self();
     /* Every rank's buffers stay valid until all have finalized. */
     loom_mpi_barrier_world(r->rank);
