@@ -76,6 +76,10 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
     if (r) {
         p = stpcpy(p, "rank ");
         p = loom_fmt_long(p, r->rank);
+    } else if (loom_thread_rank() >= 0) {
+        p = stpcpy(p, "rank ");
+        p = loom_fmt_long(p, loom_thread_rank());
+        p = stpcpy(p, " (in a thread it started)");
     } else {
         p = stpcpy(p, "mpiexec");
     }

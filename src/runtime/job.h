@@ -117,6 +117,10 @@ void loom_reap_init(void);
 void loom_job_kill_descendants(void);
 LOOM_NORETURN void loom_job_end(int status);
 
+/* exit.c: the rank that started the calling thread (through pthread_create,
+ * also via that thread's own threads); -1 on threads no rank started. */
+int loom_thread_rank(void);
+
 /* stdio.c: per-rank stdout/stderr streams and stdin for rank 0. */
 int loom_stdio_init(bool tag_output) LOOM_MUST_CHECK;
 void loom_stdio_flush_rank(struct loom_rank *r);

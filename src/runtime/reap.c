@@ -147,5 +147,8 @@ void loom_job_end(int status)
         for (;;)
             pause();
     loom_job_kill_descendants();
-    _exit(status);
+    /* The system call itself: libloom's _exit ends only the calling rank
+     * (exit.c), and this may run on a rank's ULT (MPI_Abort, a crash). */
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -72,7 +73,10 @@ void loom_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     emit("fatal: ", fmt, ap);
     va_end(ap);
-    _exit(1);
+    /* The system call itself: libloom's _exit ends only the calling rank
+     * (src/runtime/exit.c). */
+    syscall(SYS_exit_group, 1);
+    __builtin_unreachable();
 }
 
 void loom_log_raw(const char *s)

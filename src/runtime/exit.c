@@ -1,0 +1,155 @@
+/*
+ * Every way out of the process, from anywhere. mpicc links a program's own
+ * calls to exit, _exit and _Exit to Loom (--wrap, job.c), but a shared
+ * library the program uses (libstdc++'s std::exit, a Fortran runtime's STOP,
+ * a user's .so) or a thread the rank started called libc's and ended the
+ * whole job at once with that status and no message. libloom precedes libc
+ * in the global lookup order, so defining the names here catches them all:
+ *  - on a rank's ULT: the rank ends as if its main had called it (its
+ *    handlers run for exit, not for _exit and _Exit);
+ *  - on a thread that a rank started (pthread_create is wrapped to
+ *    remember the starting rank, inherited by the thread's own threads):
+ *    the rank's ULT cannot be unwound from another thread, so the job ends,
+ *    reported by rank: with the status when it is not 0, and with 1 when it
+ *    is 0 while some rank has not finished (a process MPI would report that
+ *    rank's process gone before MPI_Finalize); a 0 after that rank's
+ *    MPI_Finalize (whose barrier means every rank has called it) ends the
+ *    job with 0, cutting short what ranks do after MPI_Finalize;
+ *  - anywhere else (mpiexec itself, Loom's threads, a program run
+ *    directly): libc's own.
+ * The crash handler names the rank of such a thread too (loom_thread_rank).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "runtime/job.h"
+#include "runtime/ult.h"
+#include "util/log.h"
+
+LOOM_EXPORT LOOM_NORETURN void exit(int status);
+LOOM_EXPORT LOOM_NORETURN void _exit(int status);
+LOOM_EXPORT LOOM_NORETURN void _Exit(int status);
+LOOM_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                               void *(*start)(void *), void *arg);
+
+typedef void (*exit_fn)(int);
+static exit_fn libc_exit, libc__exit, libc__Exit;
+static int (*libc_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+__attribute__((constructor)) static void find_libc(void)
+{
+    libc_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
+    libc__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+    libc__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
+    libc_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                                   void *))dlsym(RTLD_NEXT, "pthread_create");
+}
+
+/* The rank that started this thread (directly or through its threads);
+ * -1 on threads no rank started. */
+static __thread int thread_rank = -1;
+
+int loom_thread_rank(void)
+{
+    return thread_rank;
+}
+
+/* The rank the caller acts for: its ULT's, or its thread's starter's. */
+static int acting_rank(void)
+{
+    if (!loom_job.nranks || loom_job.singleton)
+        return -1;
+    struct loom_ult *u = loom_ult_self();
+    if (u) {
+        struct loom_rank *r = loom_ult_get_data(u);
+        return r ? r->rank : -1;
+    }
+    return thread_rank;
+}
+
+struct start {
+    void *(*fn)(void *);
+    void *arg;
+    int rank;
+};
+
+static void *start_thread(void *p)
+{
+    struct start s = *(struct start *)p;
+    free(p);
+    thread_rank = s.rank;
+    return s.fn(s.arg);
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
+{
+    int rank = acting_rank();
+    if (rank < 0)
+        return libc_pthread_create(thread, attr, start, arg);
+    struct start *s = malloc(sizeof *s);
+    if (!s)
+        return EAGAIN;
+    *s = (struct start){start, arg, rank};
+    int rc = libc_pthread_create(thread, attr, start_thread, s);
+    if (rc != 0)
+        free(s);
+    return rc;
+}
+
+/* Whether every rank has called MPI_Finalize: rank has completed it, and
+ * its barrier over all ranks let it through. */
+static bool all_finalized(int rank)
+{
+    return __atomic_load_n(&loom_job.ranks[rank].mpi_state, __ATOMIC_ACQUIRE) == LOOM_MPI_FINALIZED;
+}
+
+/* exit-like call with status on a thread that rank started: ends the job. */
+static LOOM_NORETURN void thread_exit(const char *how, int rank, int status)
+{
+    if (status != 0) {
+        loom_log_error("rank %d exited with status %d (%s called in a thread the rank started); "
+                       "ending the job",
+                       rank, status, how);
+        loom_job_end(status & 0xff ? status & 0xff : 1);
+    }
+    if (all_finalized(rank))
+        loom_job_end(0);
+    loom_log_error("rank %d called %s(0) in a thread it started before every rank finished; "
+                   "ending the job",
+                   rank, how);
+    loom_job_end(1);
+}
+
+void exit(int status)
+{
+    if (loom_ult_self() && loom_job.nranks && !loom_job.singleton)
+        loom_rank_exit(status, true);
+    if (thread_rank >= 0 && loom_job.nranks && !loom_job.singleton)
+        thread_exit("exit", thread_rank, status);
+    libc_exit(status);
+    __builtin_unreachable();
+}
+
+void _exit(int status)
+{
+    if (loom_ult_self() && loom_job.nranks && !loom_job.singleton)
+        loom_rank_exit(status, false);
+    if (thread_rank >= 0 && loom_job.nranks && !loom_job.singleton)
+        thread_exit("_exit", thread_rank, status);
+    libc__exit(status);
+    __builtin_unreachable();
+}
+
+void _Exit(int status)
+{
+    if (loom_ult_self() && loom_job.nranks && !loom_job.singleton)
+        loom_rank_exit(status, false);
+    if (thread_rank >= 0 && loom_job.nranks && !loom_job.singleton)
+        thread_exit("_Exit", thread_rank, status);
+    libc__Exit(status);
+    __builtin_unreachable();
+}
