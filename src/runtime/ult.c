@@ -124,12 +124,14 @@ struct loom_ult {
     void *sp; /* saved stack pointer while switched out */
     int saved_errno;
     bool is_sched;
-    void *locale; /* locale_t to install while it runs; NULL: the global one */
+    void *locale;       /* locale_t to install while it runs; NULL: the global one */
+    uint64_t cpu_ticks; /* ticks run since accounting started (loom_cpu_epoch) */
 
     /* Cold. */
     LOOM_ALIGNED_CL loom_ult_fn fn;
     void *arg;
     void *data;
+    uint64_t cpu_split[2]; /* loom_ult_cputime_self's *split_p */
     void *guard, *lo, *hi; /* mapping is [guard, hi) */
     struct loom_ult *all_next;
 #if defined(LOOM_SANITIZE_address)
@@ -154,6 +156,7 @@ struct worker {
     unsigned nwatch;     /* records in it */
     unsigned ndeadline;  /* of them with a deadline */
     unsigned picks;      /* scheduling decisions since the last re-check */
+    uint64_t since;      /* loom_cpu_ticks() at the last switch (0: none since the epoch) */
     int id;
 
     /* Written by wakers on other threads. */
@@ -408,10 +411,37 @@ static inline void switch_locale(struct worker *w, struct loom_ult *to)
     }
 }
 
+_Atomic uint64_t loom_cpu_epoch;
+
+/* The tick at which the interval now running on w began. Owner. */
+static inline uint64_t run_start(const struct worker *w, uint64_t epoch)
+{
+    /* 0: no switch on w since accounting started (by another worker). */
+    return w->since ? w->since : epoch;
+}
+
+/* Charges the interval since w's last switch to `from` (accounting on). */
+static LOOM_NOINLINE void charge(struct worker *w, struct loom_ult *from, uint64_t epoch)
+{
+    uint64_t now = loom_cpu_ticks(), start = run_start(w, epoch);
+    if (now > start) /* counters of two cores may differ by a few ticks */
+        from->cpu_ticks += now - start;
+    w->since = now;
+}
+
+/* At every switch: one relaxed load and a predicted branch while off. */
+static inline void account(struct worker *w, struct loom_ult *from)
+{
+    uint64_t epoch = atomic_load_explicit(&loom_cpu_epoch, memory_order_relaxed);
+    if (LOOM_UNLIKELY(epoch))
+        charge(w, from, epoch);
+}
+
 /* Switches from `from` (the running context) to `to`, then, once resumed,
  * finishes whatever the context that resumed us left pending. */
 static inline void switch_to(struct worker *w, struct loom_ult *from, struct loom_ult *to)
 {
+    account(w, from);
     from->saved_errno = errno;
     switch_locale(w, to);
     w->current = to;
@@ -609,6 +639,8 @@ int loom_sched_init(const struct loom_sched_params *params)
     g.idle_spin_ns = params->idle_spin_ns >= 0 ? params->idle_spin_ns
                                                : (long)loom_env_size("LOOM_IDLE_SPIN_NS", 100000);
     g.on_worker_start = params->on_worker_start;
+    if (loom_env_size("LOOM_CPUTIME", 0))
+        loom_ult_cputime_start();
     g.ran = false;
     g.joined = false;
     atomic_store(&g.live, 0);
@@ -1054,6 +1086,7 @@ void loom_ult_exit(void)
     struct loom_ult *next = pick_next(w);
     if (!next)
         next = &w->sched;
+    account(w, self);
     switch_locale(w, next);
     w->current = next;
     loom_ult_tls_data = next->data;
@@ -1102,4 +1135,20 @@ unsigned long loom_sched_sleep_count(int worker)
     if (worker < 0 || worker >= g.nworkers)
         return 0;
     return atomic_load_explicit(&g.workers[worker].sleeps, memory_order_relaxed);
+}
+
+bool loom_ult_cputime_self(uint64_t *ns_p, uint64_t **split_p)
+{
+    struct worker *w = tls_worker;
+    if (!w || w->current->is_sched)
+        return false;
+    loom_ult_cputime_start();
+    /* Acquire: pairs with loom_ult_cputime_start's release (the rate). */
+    uint64_t epoch = atomic_load_explicit(&loom_cpu_epoch, memory_order_acquire);
+    struct loom_ult *self = w->current;
+    uint64_t now = loom_cpu_ticks(), start = run_start(w, epoch);
+    uint64_t ticks = self->cpu_ticks + (now > start ? now - start : 0);
+    *ns_p = (uint64_t)((double)ticks * loom_ult_cputime_ns_per_tick());
+    *split_p = self->cpu_split;
+    return true;
 }

@@ -180,4 +180,42 @@ int loom_sched_wait_yields(void);
 /* How many times the worker has gone to sleep on its futex (tests, stats). */
 unsigned long loom_sched_sleep_count(int worker);
 
+/*
+ * CPU time per ULT (a rank's clock(), getrusage, times: src/runtime/cputime.c).
+ * Off until loom_ult_cputime_start(): a switch then costs one relaxed load
+ * and a predicted branch. Once on, every switch reads the tick counter and
+ * charges the interval since the worker's previous switch to the ULT that
+ * ran it: wall time on the worker, so time the OS took the worker away (or
+ * a blocking system call) counts as the ULT's.
+ */
+
+/* 0 while accounting is off, else the tick count at which it started. */
+extern _Atomic uint64_t loom_cpu_epoch __attribute__((visibility("hidden")));
+
+/* The tick counter accounting reads: the TSC on x86-64, the virtual counter
+ * on aarch64, else loom_time_ns(). loom_ult_cputime_ns_per_tick() converts. */
+static inline uint64_t loom_cpu_ticks(void)
+{
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+    uint64_t t;
+    __asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(t)::"memory");
+    return t;
+#else
+    return loom_time_ns();
+#endif
+}
+
+/* Starts accounting (once; later calls return at once). LOOM_CPUTIME=1
+ * starts it in loom_sched_init (measurements). */
+void loom_ult_cputime_start(void);
+double loom_ult_cputime_ns_per_tick(void);
+
+/* The calling ULT's CPU time in ns since accounting started (starting it
+ * if needed) and, in *split_p, two words the caller may keep with it (the
+ * user and system shares it reported last); false, doing nothing, when the
+ * caller is not a ULT. */
+bool loom_ult_cputime_self(uint64_t *ns_p, uint64_t **split_p);
+
 #endif
