@@ -97,18 +97,24 @@ static void check_grew(int rank, const double a[NKIND], const double b[NKIND], d
     }
 }
 
+/* What a thread a rank started read: its clocks and the kernel's. */
+struct thread_read {
+    int rc_proc, rc_thread;
+    double proc, kern_proc, thread, kern_thread;
+};
+
 static void *thread_main(void *arg)
 {
-    (void)arg;
-    /* Not a rank: libc's values, the process's and this thread's. */
+    /* Not a rank: libc's values, the process's and this thread's. The
+     * rank checks them after the join (CHECK's counters are the rank's). */
+    struct thread_read *r = arg;
     struct timespec t;
-    CHECK(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0);
-    double mine = secs(&t), kern = kernel_clock(CLOCK_PROCESS_CPUTIME_ID);
-    CHECK(kern >= mine && kern - mine < 0.05);
-    CHECK(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0);
-    mine = secs(&t);
-    kern = kernel_clock(CLOCK_THREAD_CPUTIME_ID);
-    CHECK(kern >= mine && kern - mine < 0.005);
+    r->rc_proc = clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    r->proc = secs(&t);
+    r->kern_proc = kernel_clock(CLOCK_PROCESS_CPUTIME_ID);
+    r->rc_thread = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    r->thread = secs(&t);
+    r->kern_thread = kernel_clock(CLOCK_THREAD_CPUTIME_ID);
     return NULL;
 }
 
@@ -185,8 +191,11 @@ int main(int argc, char **argv)
     /* A thread a rank starts reads libc's values. */
     if (rank == 0) {
         pthread_t th;
-        CHECK(pthread_create(&th, NULL, thread_main, NULL) == 0);
+        struct thread_read r;
+        CHECK(pthread_create(&th, NULL, thread_main, &r) == 0);
         CHECK(pthread_join(th, NULL) == 0);
+        CHECK(r.rc_proc == 0 && r.kern_proc >= r.proc && r.kern_proc - r.proc < 0.05);
+        CHECK(r.rc_thread == 0 && r.kern_thread >= r.thread && r.kern_thread - r.thread < 0.005);
     }
 
     int failed = check_failures_ != 0, any;
