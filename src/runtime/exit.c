@@ -18,6 +18,8 @@
  *  - anywhere else (mpiexec itself, Loom's threads, a program run
  *    directly): libc's own.
  * The crash handler names the rank of such a thread too (loom_thread_rank).
+ * Under ASAN and TSAN threads are not tagged (their interceptor's start
+ * routine must run first in a new thread): exit there is libc's.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -37,16 +39,22 @@ LOOM_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                                void *(*start)(void *), void *arg);
 
 typedef void (*exit_fn)(int);
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static exit_fn libc_exit, libc__exit, libc__Exit;
-static int (*libc_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+/* pthread_create: the first definition in the global order (a sanitizer's
+ * interceptor, which must see Loom's own threads too: calls inside libloom
+ * bind to the definition below) and libc's (the next after libloom). */
+static create_fn first_create, libc_create;
 
 __attribute__((constructor)) static void find_libc(void)
 {
     libc_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
     libc__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
     libc__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
-    libc_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
-                                   void *))dlsym(RTLD_NEXT, "pthread_create");
+    libc_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+    first_create = (create_fn)dlsym(RTLD_DEFAULT, "pthread_create");
+    if (!first_create || first_create == pthread_create)
+        first_create = libc_create;
 }
 
 /* The rank that started this thread (directly or through its threads);
@@ -77,24 +85,44 @@ struct start {
     int rank;
 };
 
+/* Nothing before s->fn may call into a sanitizer's runtime: its own start
+ * routine (s->fn under a sanitizer) sets the thread up. The record is freed
+ * after (it stays, 24 bytes, if the thread ends by pthread_exit). */
 static void *start_thread(void *p)
 {
-    struct start s = *(struct start *)p;
-    free(p);
-    thread_rank = s.rank;
-    return s.fn(s.arg);
+    struct start *s = p;
+    thread_rank = s->rank;
+    void *ret = s->fn(s->arg);
+    free(s);
+    return ret;
+}
+
+/* Whether the code at pc is libloom's own. */
+static bool in_libloom(const void *pc)
+{
+    Dl_info self, caller;
+    return dladdr((const void *)pthread_create, &self) && dladdr(pc, &caller) &&
+           self.dli_fbase == caller.dli_fbase;
 }
 
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
 {
-    int rank = acting_rank();
+    /* Loom's own threads go through the first definition, a sanitizer's
+     * interceptor if any, which comes back here as its "real" one. Others
+     * reach here directly or from that interceptor: libc's creates them. */
+    if (in_libloom(__builtin_return_address(0)))
+        return first_create(thread, attr, start, arg);
+    /* Under a sanitizer (its interceptor calls us), a rank's threads are
+     * not tagged: its own start routine must run first in the new thread,
+     * and under TSAN ours ahead of it crashed. */
+    int rank = first_create == libc_create ? acting_rank() : -1;
     if (rank < 0)
-        return libc_pthread_create(thread, attr, start, arg);
+        return libc_create(thread, attr, start, arg);
     struct start *s = malloc(sizeof *s);
     if (!s)
         return EAGAIN;
     *s = (struct start){start, arg, rank};
-    int rc = libc_pthread_create(thread, attr, start_thread, s);
+    int rc = libc_create(thread, attr, start_thread, s);
     if (rc != 0)
         free(s);
     return rc;
