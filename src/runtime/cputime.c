@@ -57,7 +57,9 @@ LOOM_EXPORT int getrusage(__rusage_who_t who, struct rusage *usage);
 
 /* libc's definitions, found at first use: the pointers start at resolvers,
  * so that a call from a constructor that runs before ours still works and
- * the fast path tests nothing. */
+ * the fast path tests nothing. Ranks on several workers may resolve at once
+ * (the same value): relaxed atomics, plain moves on x86. */
+#define LIBC(fn) __atomic_load_n(&(fn), __ATOMIC_RELAXED)
 static int resolve_clock_gettime(clockid_t clk, struct timespec *tp);
 static int resolve_clock_getres(clockid_t clk, struct timespec *res);
 static clock_t resolve_clock(void);
@@ -71,32 +73,39 @@ static int (*libc_getrusage)(__rusage_who_t, struct rusage *) = resolve_getrusag
 
 static int resolve_clock_gettime(clockid_t clk, struct timespec *tp)
 {
-    libc_clock_gettime = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
-    return libc_clock_gettime(clk, tp);
+    __atomic_store_n(&libc_clock_gettime,
+                     (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime"),
+                     __ATOMIC_RELAXED);
+    return LIBC(libc_clock_gettime)(clk, tp);
 }
 
 static int resolve_clock_getres(clockid_t clk, struct timespec *res)
 {
-    libc_clock_getres = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_getres");
-    return libc_clock_getres(clk, res);
+    __atomic_store_n(&libc_clock_getres,
+                     (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_getres"),
+                     __ATOMIC_RELAXED);
+    return LIBC(libc_clock_getres)(clk, res);
 }
 
 static clock_t resolve_clock(void)
 {
-    libc_clock = (clock_t(*)(void))dlsym(RTLD_NEXT, "clock");
-    return libc_clock();
+    __atomic_store_n(&libc_clock, (clock_t(*)(void))dlsym(RTLD_NEXT, "clock"), __ATOMIC_RELAXED);
+    return LIBC(libc_clock)();
 }
 
 static clock_t resolve_times(struct tms *buf)
 {
-    libc_times = (clock_t(*)(struct tms *))dlsym(RTLD_NEXT, "times");
-    return libc_times(buf);
+    __atomic_store_n(&libc_times, (clock_t(*)(struct tms *))dlsym(RTLD_NEXT, "times"),
+                     __ATOMIC_RELAXED);
+    return LIBC(libc_times)(buf);
 }
 
 static int resolve_getrusage(__rusage_who_t who, struct rusage *usage)
 {
-    libc_getrusage = (int (*)(__rusage_who_t, struct rusage *))dlsym(RTLD_NEXT, "getrusage");
-    return libc_getrusage(who, usage);
+    __atomic_store_n(&libc_getrusage,
+                     (int (*)(__rusage_who_t, struct rusage *))dlsym(RTLD_NEXT, "getrusage"),
+                     __ATOMIC_RELAXED);
+    return LIBC(libc_getrusage)(who, usage);
 }
 
 /* ---- the tick rate ---------------------------------------------------------- */
@@ -110,7 +119,7 @@ static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t mono_ns(void)
 {
     struct timespec t;
-    libc_clock_gettime(CLOCK_MONOTONIC, &t);
+    LIBC(libc_clock_gettime)(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
@@ -184,7 +193,7 @@ static LOOM_NOINLINE int cpu_clock_gettime(clockid_t clk, struct timespec *tp)
 {
     uint64_t ns, *unused;
     if (!loom_ult_cputime_self(&ns, &unused))
-        return libc_clock_gettime(clk, tp);
+        return LIBC(libc_clock_gettime)(clk, tp);
     tp->tv_sec = (time_t)(ns / 1000000000u);
     tp->tv_nsec = (long)(ns % 1000000000u);
     return 0;
@@ -195,7 +204,7 @@ int clock_gettime(clockid_t clk, struct timespec *tp)
 {
     if (LOOM_UNLIKELY(clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID))
         return cpu_clock_gettime(clk, tp);
-    return libc_clock_gettime(clk, tp);
+    return LIBC(libc_clock_gettime)(clk, tp);
 }
 
 int clock_getres(clockid_t clk, struct timespec *res)
@@ -207,7 +216,7 @@ int clock_getres(clockid_t clk, struct timespec *res)
             *res = (struct timespec){0, 1};
         return 0;
     }
-    return libc_clock_getres(clk, res);
+    return LIBC(libc_clock_getres)(clk, res);
 }
 
 clock_t clock(void)
@@ -215,12 +224,12 @@ clock_t clock(void)
     uint64_t ns, *unused;
     if (loom_ult_cputime_self(&ns, &unused))
         return (clock_t)(ns / (1000000000u / CLOCKS_PER_SEC));
-    return libc_clock();
+    return LIBC(libc_clock)();
 }
 
 clock_t times(struct tms *buf)
 {
-    clock_t r = libc_times(buf);
+    clock_t r = LIBC(libc_times)(buf);
     uint64_t ns, *sp;
     if (r == (clock_t)-1 || !buf || !loom_ult_cputime_self(&ns, &sp))
         return r;
@@ -233,7 +242,7 @@ clock_t times(struct tms *buf)
 
 int getrusage(__rusage_who_t who, struct rusage *usage)
 {
-    int r = libc_getrusage(who, usage);
+    int r = LIBC(libc_getrusage)(who, usage);
     uint64_t ns, *sp;
     if (r != 0 || (who != RUSAGE_SELF && who != RUSAGE_THREAD) || !loom_ult_cputime_self(&ns, &sp))
         return r;
