@@ -475,6 +475,10 @@ int coll_local_arrive(struct coll_ctx *x, struct coll_local **loc_p);
 void coll_local_arrived(struct coll_local *loc);
 /* The representatives' barrier (one per worker). */
 void coll_local_rep_barrier(struct coll_ctx *x, struct coll_local *loc);
+/* x's call and rank r's (kind, root) differ where the algorithm cannot go
+ * on: ends the job with the mismatch message, whatever the error handler
+ * (core.c's stall check and the per-worker stage). */
+LOOM_NORETURN void coll_mismatch_abort(struct coll_ctx *x, int r, int kind, int root);
 /* The representative: marks the call done for its worker and wakes the
  * others; the others: wait for that. */
 void coll_local_release(struct coll_ctx *x, struct coll_local *loc);

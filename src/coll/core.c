@@ -292,21 +292,26 @@ static void stalled(struct coll_ctx *x)
             continue; /* rewritten meanwhile */
         if (kind == (int)x->kind && root == x->a->root)
             continue;
-        char buf[32];
-        const char *name = call_name(x, buf);
-        struct loom_rank *rk = loom_rank_self();
-        /* The texts of coll_peer_post(), which finds these when it can. */
-        if (kind != (int)x->kind)
-            loom_log_error("rank %d: MPI_%s: mismatched collective calls: rank %d called MPI_%s "
-                           "while rank %d called MPI_%s (MPI_ERR_OTHER); ending the job",
-                           rk ? rk->rank : x->rank, name, x->rank, name, r,
-                           loom_coll_name((enum loom_coll_kind)kind));
-        else
-            loom_log_error("rank %d: MPI_%s: mismatched roots in MPI_%s: rank %d gave root %d, "
-                           "rank %d gave root %d (MPI_ERR_ROOT); ending the job",
-                           rk ? rk->rank : x->rank, name, name, x->rank, x->a->root, r, root);
-        loom_job_abort(kind != (int)x->kind ? MPI_ERR_OTHER : MPI_ERR_ROOT);
+        coll_mismatch_abort(x, r, kind, root);
     }
+}
+
+void coll_mismatch_abort(struct coll_ctx *x, int r, int kind, int root)
+{
+    char buf[32];
+    const char *name = call_name(x, buf);
+    struct loom_rank *rk = loom_rank_self();
+    /* The texts of coll_peer_post(), which finds these when it can. */
+    if (kind != (int)x->kind)
+        loom_log_error("rank %d: MPI_%s: mismatched collective calls: rank %d called MPI_%s "
+                       "while rank %d called MPI_%s (MPI_ERR_OTHER); ending the job",
+                       rk ? rk->rank : x->rank, name, x->rank, name, r,
+                       loom_coll_name((enum loom_coll_kind)kind));
+    else
+        loom_log_error("rank %d: MPI_%s: mismatched roots in MPI_%s: rank %d gave root %d, "
+                       "rank %d gave root %d (MPI_ERR_ROOT); ending the job",
+                       rk ? rk->rank : x->rank, name, name, x->rank, x->a->root, r, root);
+    loom_job_abort(kind != (int)x->kind ? MPI_ERR_OTHER : MPI_ERR_ROOT);
 }
 
 void coll_wait(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value)

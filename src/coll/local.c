@@ -7,29 +7,6 @@
  * wakes the others, each woken once in O(1).
  */
 #include "coll/coll_impl.h"
-#include "runtime/job.h"
-#include "util/log.h"
-
-/* x's call and the one rank `first` made (kind, root) differ: the
- * algorithm cannot go on (its members would read each other's state as
- * their own), so end the job, whatever the error handler, as core.c's
- * stalled() does. */
-static void mismatch(struct coll_ctx *x, int first, int kind, int root)
-{
-    struct loom_rank *rk = loom_rank_self();
-    int me = rk ? rk->rank : x->rank;
-    const char *name = loom_coll_name(x->kind);
-    if (kind != (int)x->kind) {
-        loom_log_error("rank %d: MPI_%s: mismatched collective calls: rank %d called MPI_%s "
-                       "while rank %d called MPI_%s (MPI_ERR_OTHER); ending the job",
-                       me, name, x->rank, name, first, loom_coll_name((enum loom_coll_kind)kind));
-        loom_job_abort(MPI_ERR_OTHER);
-    }
-    loom_log_error("rank %d: MPI_%s: mismatched roots in MPI_%s: rank %d gave root %d, "
-                   "rank %d gave root %d (MPI_ERR_ROOT); ending the job",
-                   me, name, name, x->rank, x->a->root, first, root);
-    loom_job_abort(MPI_ERR_ROOT);
-}
 
 int coll_local_arrive(struct coll_ctx *x, struct coll_local **loc_p)
 {
@@ -50,7 +27,9 @@ int coll_local_arrive(struct coll_ctx *x, struct coll_local **loc_p)
          * a representative that waits for another worker's step that a
          * different call never takes stalls, and coll_wait's stall check
          * compares the members' call records (core.c). */
-        mismatch(x, loc->call_first, loc->call_kind, loc->call_root);
+        /* The algorithm cannot go on: its members would read each other's
+         * state as their own. */
+        coll_mismatch_abort(x, loc->call_first, loc->call_kind, loc->call_root);
     }
     if (idx == loc->size - 1) /* seq_cst: read by other workers' notifiers */
         atomic_store_explicit(&loc->rep, x->rank, memory_order_seq_cst);

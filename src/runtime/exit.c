@@ -152,32 +152,31 @@ static LOOM_NORETURN void thread_exit(const char *how, int rank, int status)
     loom_job_end(1);
 }
 
+/* The three calls: the rank ends (running its handlers for exit only), or
+ * the job ends for a rank's thread, or libc's own. */
+static LOOM_NORETURN void leave(const char *how, int status, bool handlers, exit_fn libc)
+{
+    if (loom_job.nranks && !loom_job.singleton) {
+        if (loom_ult_self())
+            loom_rank_exit(status, handlers);
+        if (thread_rank >= 0)
+            thread_exit(how, thread_rank, status);
+    }
+    libc(status);
+    __builtin_unreachable();
+}
+
 void exit(int status)
 {
-    if (loom_ult_self() && loom_job.nranks && !loom_job.singleton)
-        loom_rank_exit(status, true);
-    if (thread_rank >= 0 && loom_job.nranks && !loom_job.singleton)
-        thread_exit("exit", thread_rank, status);
-    libc_exit(status);
-    __builtin_unreachable();
+    leave("exit", status, true, libc_exit);
 }
 
 void _exit(int status)
 {
-    if (loom_ult_self() && loom_job.nranks && !loom_job.singleton)
-        loom_rank_exit(status, false);
-    if (thread_rank >= 0 && loom_job.nranks && !loom_job.singleton)
-        thread_exit("_exit", thread_rank, status);
-    libc__exit(status);
-    __builtin_unreachable();
+    leave("_exit", status, false, libc__exit);
 }
 
 void _Exit(int status)
 {
-    if (loom_ult_self() && loom_job.nranks && !loom_job.singleton)
-        loom_rank_exit(status, false);
-    if (thread_rank >= 0 && loom_job.nranks && !loom_job.singleton)
-        thread_exit("_Exit", thread_rank, status);
-    libc__Exit(status);
-    __builtin_unreachable();
+    leave("_Exit", status, false, libc__Exit);
 }
