@@ -54,6 +54,16 @@ static void keyval_unref(struct loom_keyval *kv)
         free(kv);
 }
 
+void loom_keyval_ref(struct loom_keyval *kv)
+{
+    kv->refs++;
+}
+
+void loom_keyval_unref(struct loom_keyval *kv)
+{
+    keyval_unref(kv);
+}
+
 void loom_keyval_free(struct loom_keyval *kv)
 {
     loom_handle_free(LOOM_KIND_KEYVAL, kv->handle);

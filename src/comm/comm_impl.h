@@ -157,6 +157,7 @@ int loom_members_compare(int n1, const int *w1, int n2, const int *w2);
 struct loom_keyval {
     int handle;
     int owner;
+    bool win; /* made by MPI_Win_create_keyval (callbacks take an MPI_Win) */
     int refs; /* the handle (until freed) + one per attribute */
     MPI_Comm_copy_attr_function *copy_fn;
     MPI_Comm_delete_attr_function *delete_fn;
@@ -168,6 +169,9 @@ int loom_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
                        MPI_Comm_delete_attr_function *delete_fn, void *extra_state,
                        int *keyval_p) LOOM_MUST_CHECK;
 void loom_keyval_free(struct loom_keyval *kv);
+/* References held by attributes (windows keep their own lists). */
+void loom_keyval_ref(struct loom_keyval *kv);
+void loom_keyval_unref(struct loom_keyval *kv);
 /* True when keyval is one of the predefined attribute keys. */
 bool loom_keyval_is_predefined(int keyval);
 
@@ -208,7 +212,8 @@ void loom_info_delete_at(struct loom_info *info, int i);
 struct loom_errhandler {
     int handle;
     _Atomic int refs; /* the user's handle + every communicator using it */
-    MPI_Comm_errhandler_function *fn;
+    MPI_Comm_errhandler_function *fn; /* an MPI_Win_errhandler_function when win */
+    bool win;
 };
 
 /* True for the three predefined handlers. */

@@ -20,6 +20,7 @@
 
 #include "comm/comm_impl.h"
 #include "mpi/mpi_impl.h"
+#include "rma/rma.h"
 #include "util/log.h"
 
 static const char *const class_names[] = {
@@ -153,29 +154,53 @@ const char *loom_mpi_class_name(int errclass)
     return errclass > MPI_ERR_LASTCODE ? "a user-defined error class" : "unknown error class";
 }
 
-int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, ...)
+/* Raises errclass through handler eh of the object `handle` (a
+ * communicator, or a window when win). */
+static int raise_on(MPI_Errhandler eh, bool win, int handle, int errclass, const char *fn,
+                    const char *fmt, va_list ap)
 {
-    MPI_Errhandler eh = loom_comm_errhandler_for(comm);
     if (eh == MPI_ERRORS_RETURN)
         return errclass;
     struct loom_errhandler *e = loom_errhandler_lookup(eh);
     if (e) {
-        MPI_Comm h = loom_comm_lookup(comm) ? comm : MPI_COMM_WORLD;
-        int code = errclass;
-        e->fn(&h, &code);
+        int h = handle, code = errclass;
+        if (win)
+            ((MPI_Win_errhandler_function *)(void (*)(void))e->fn)(&h, &code);
+        else
+            e->fn(&h, &code);
         return errclass;
     }
     char what[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
     struct loom_rank *r = loom_rank_self();
     loom_log_error("rank %d: %s: %s (%s); ending the job", r ? r->rank : 0, fn, what,
                    loom_mpi_class_name(errclass));
     /* The class is the exit status; a user class (above MPI_ERR_LASTCODE)
      * whose low byte is 0 would read as success. */
     loom_job_abort(errclass & 0xff ? errclass & 0xff : 1);
+}
+
+int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, ...)
+{
+    MPI_Errhandler eh = loom_comm_errhandler_for(comm);
+    MPI_Comm h = eh != MPI_ERRORS_RETURN && loom_comm_lookup(comm) ? comm : MPI_COMM_WORLD;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = raise_on(eh, false, h, errclass, fn, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int loom_mpi_win_err(MPI_Win win, int errclass, const char *fn, const char *fmt, ...)
+{
+    struct loom_win *w = loom_win_lookup(win);
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = w ? raise_on(w->errhandler, true, win, errclass, fn, fmt, ap)
+               : raise_on(loom_comm_errhandler_for(MPI_COMM_WORLD), false, MPI_COMM_WORLD, errclass,
+                          fn, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 int loom_mpi_check_init(const char *fn)

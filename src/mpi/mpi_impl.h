@@ -43,6 +43,11 @@ static inline struct loom_mpi_rank *loom_mpi_self(void)
 int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* loom_mpi_err for a window: its error handler, or MPI_COMM_WORLD's when
+ * win is not a window of the caller. */
+int loom_mpi_win_err(MPI_Win win, int errclass, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Checks that MPI is initialized and not finalized for the caller; raises
  * MPI_ERR_OTHER otherwise. Returns MPI_SUCCESS or the error code. */
 int loom_mpi_check_init(const char *fn);

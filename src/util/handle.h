@@ -30,6 +30,7 @@ enum loom_kind {
     LOOM_KIND_OP = 6,
     LOOM_KIND_INFO = 7,
     LOOM_KIND_KEYVAL = 9,
+    LOOM_KIND_WIN = 10,
     LOOM_KIND_MESSAGE = 12,
 };
 
