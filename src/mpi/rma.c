@@ -286,7 +286,8 @@ static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *
             return loom_mpi_win_err(win, MPI_ERR_NO_MEM, fn, "out of memory");
         }
     }
-    loom_rma_accumulate(taddr, (size_t)tcount, tt, basic, op, in, out);
+    loom_rma_accumulate(taddr, (size_t)tcount, tt, basic, op, in, out,
+                        w->locked && w->locked[trank] == LOOM_WIN_LOCKED_EXCLUSIVE);
     if (result && !rt->contig) {
         loom_type_unpack(result, rt, out, 0, tbytes);
         if (out != small_out)
@@ -371,8 +372,8 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
     if ((rc = target_arg(w, win, fn, target_rank, target_disp, 1, t, &taddr)) || !taddr)
         return rc;
     loom_rma_accumulate(taddr, 1, t, t, o,
-                        o->number == LOOM_HANDLE_INDEX(MPI_NO_OP) ? NULL : origin_addr,
-                        result_addr);
+                        o->number == LOOM_HANDLE_INDEX(MPI_NO_OP) ? NULL : origin_addr, result_addr,
+                        false);
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Fetch_and_op);

@@ -152,9 +152,10 @@ static void stripes_span(uintptr_t lo, uintptr_t hi, bool lock)
         }
 }
 
-/* The striped path for a whole access of count x tt at taddr. */
+/* The striped path for a whole access of count x tt at taddr (with no
+ * locks when the origin holds the target exclusively). */
 static void accumulate_striped(char *taddr, size_t count, const struct loom_type *tt,
-                               const struct loom_op *op, const void *in, void *out)
+                               const struct loom_op *op, const void *in, void *out, bool lock)
 {
     size_t nbytes = count * tt->size;
     MPI_Aint last = (MPI_Aint)(count - 1) * (tt->ub - tt->lb);
@@ -167,24 +168,32 @@ static void accumulate_striped(char *taddr, size_t count, const struct loom_type
             loom_fatal("out of memory in an RMA accumulate of %zu bytes", (size_t)(hi - lo));
         loom_type_unpack(tmp - lo, tt, in, 0, nbytes);
     }
-    stripes_span((uintptr_t)(taddr + lo), (uintptr_t)(taddr + hi), true);
+    if (lock)
+        stripes_span((uintptr_t)(taddr + lo), (uintptr_t)(taddr + hi), true);
     if (out)
         loom_type_pack(out, taddr, tt, 0, nbytes);
     if (tmp)
         loom_op_apply(op, tmp - lo, taddr, count, tt);
-    stripes_span((uintptr_t)(taddr + lo), (uintptr_t)(taddr + hi), false);
+    if (lock)
+        stripes_span((uintptr_t)(taddr + lo), (uintptr_t)(taddr + hi), false);
     free(tmp);
 }
 
 void loom_rma_accumulate(char *taddr, size_t count, const struct loom_type *tt,
                          const struct loom_type *basic, const struct loom_op *op, const void *in,
-                         void *out)
+                         void *out, bool exclusive)
 {
     size_t esize = basic->size;
     if (!count || !tt->size)
         return;
+    /* Under an exclusive lock nobody else may access the target: the
+     * operation's vector kernel, with no atomics. */
+    if (exclusive && count * tt->size >= 64) {
+        accumulate_striped(taddr, count, tt, op, in, out, false);
+        return;
+    }
     if (is_pair(basic->handle) || (esize != 1 && esize != 2 && esize != 4 && esize != 8)) {
-        accumulate_striped(taddr, count, tt, op, in, out);
+        accumulate_striped(taddr, count, tt, op, in, out, true);
         return;
     }
     int opn = op->number;

@@ -108,6 +108,8 @@ struct loom_win_hints {
 
 struct loom_win_attr;
 
+enum { LOOM_WIN_LOCKED_SHARED = 1, LOOM_WIN_LOCKED_EXCLUSIVE = 2 };
+
 /* The calling rank's window object. */
 struct loom_win {
     struct loom_win_shared *sh;
@@ -192,10 +194,11 @@ static inline bool loom_win_may_access(const struct loom_win *w, int t)
  * layout tt at taddr, origin data packed contiguous in `in` (NULL for
  * MPI_NO_OP); when `out` is not NULL the old target values are packed into
  * it first (Get_accumulate). basic: the predefined type of the elements.
- * Atomic per element (see the file header). */
+ * Atomic per element (see the file header), unless `exclusive` (the
+ * origin holds the target's exclusive lock: nobody else may access it). */
 void loom_rma_accumulate(char *taddr, size_t count, const struct loom_type *tt,
                          const struct loom_type *basic, const struct loom_op *op, const void *in,
-                         void *out);
+                         void *out, bool exclusive);
 /* *result = target; if target == compare then target = origin; atomically,
  * for one element of predefined type t. */
 void loom_rma_cas(char *taddr, const struct loom_type *t, const void *origin, const void *compare,

@@ -115,7 +115,7 @@ int loom_win_lock(struct loom_win *w, int type, int t, bool nocheck)
     if (!nocheck)
         acquire(w, type, t);
     atomic_thread_fence(memory_order_acquire);
-    w->locked[t] = (signed char)type;
+    w->locked[t] = type == MPI_LOCK_SHARED ? LOOM_WIN_LOCKED_SHARED : LOOM_WIN_LOCKED_EXCLUSIVE;
     w->lock_nocheck[t] = nocheck;
     w->nlocks++;
     return LOOM_OK;
@@ -125,7 +125,8 @@ void loom_win_unlock(struct loom_win *w, int t)
 {
     atomic_thread_fence(memory_order_seq_cst); /* the epoch's accesses before the release */
     if (!w->lock_nocheck[t])
-        release(w, w->locked[t], t);
+        release(w, w->locked[t] == LOOM_WIN_LOCKED_SHARED ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE,
+                t);
     w->locked[t] = 0;
     w->nlocks--;
 }
