@@ -163,7 +163,9 @@ static void accumulate_striped(char *taddr, size_t count, const struct loom_type
     char *tmp = NULL;
     if (in && op->number != LOOM_HANDLE_INDEX(MPI_NO_OP)) {
         /* The origin's packed data, laid out as the target's. */
-        tmp = malloc((size_t)(hi - lo) ? (size_t)(hi - lo) : 1);
+        /* Kernels of pair types read an element's padding too: room for
+         * a whole extent past the last data byte. */
+        tmp = malloc((size_t)(hi - lo) + (size_t)(tt->ub - tt->lb) + 16);
         if (!tmp)
             loom_fatal("out of memory in an RMA accumulate of %zu bytes", (size_t)(hi - lo));
         loom_type_unpack(tmp - lo, tt, in, 0, nbytes);
