@@ -352,6 +352,9 @@ static void test_cas(void)
     CHECK_EQ(m.i, 1000 + left); /* matched */
     CHECK_EQ(m.l, -rma_rank);   /* did not match */
     CHECK(m.u == 77);
+    /* The reads above are done before a neighbour's next CAS (a local load
+     * racing a remote atomic is erroneous, and TSAN says so). */
+    MPI_Barrier(MPI_COMM_WORLD);
     /* Under a lock: a second CAS with the old compare value fails. */
     CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
     CHECK_OK(MPI_Compare_and_swap(&ni, &ci, &ri, MPI_INT, right, di, win));
