@@ -23,14 +23,11 @@
  *   wait parks in a queue of waiters that an unlock wakes;
  * - flush*, sync: a full fence (every operation is complete at its call).
  *
- * Accumulate atomicity (ops.c): per basic element, for accesses with the
- * same basic type. Elements of 1, 2, 4 or 8 bytes at an aligned address are
- * updated with hardware atomics (fetch-add, exchange, or a compare-and-swap
- * loop around the operation's kernel); others (long double, complex,
- * pairs of 16 bytes, unaligned elements) under one of a job-wide table of
- * striped spin locks chosen by address. The choice depends only on the
- * basic type and the address, so every access to one location takes the
- * same path.
+ * Accumulate atomicity (ops.c): every accumulate, fetch-and-op and
+ * compare-and-swap holds the stripe locks of the bytes it touches (a
+ * job-wide table of spin locks by address) and combines with the
+ * operation's vector kernel; under an exclusive lock of the target it takes
+ * none.
  *
  * Depends on: coll (barrier and allgather on the window's communicator,
  * reduction kernels), comm, datatype, runtime, util.
@@ -194,8 +191,9 @@ static inline bool loom_win_may_access(const struct loom_win *w, int t)
  * layout tt at taddr, origin data packed contiguous in `in` (NULL for
  * MPI_NO_OP); when `out` is not NULL the old target values are packed into
  * it first (Get_accumulate). basic: the predefined type of the elements.
- * Atomic per element (see the file header), unless `exclusive` (the
- * origin holds the target's exclusive lock: nobody else may access it). */
+ * Atomic with respect to every other accumulate (see the file header),
+ * unless `exclusive` (the origin holds the target's exclusive lock: nobody
+ * else may access it). */
 void loom_rma_accumulate(char *taddr, size_t count, const struct loom_type *tt,
                          const struct loom_type *basic, const struct loom_op *op, const void *in,
                          void *out, bool exclusive);
