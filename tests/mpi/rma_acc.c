@@ -43,7 +43,7 @@ enum { N = 8 };
             }                                                                                      \
             if (mem_[i] != a) {                                                                    \
                 bad_++;                                                                            \
-                fprintf(stderr, "%s on %s: element %d is %g, expected %g\n", #OP, #MT, i,         \
+                fprintf(stderr, "%s on %s: element %d is %g, expected %g\n", #OP, #MT, i,          \
                         (double)mem_[i], (double)a);                                               \
             }                                                                                      \
         }                                                                                          \
@@ -236,10 +236,18 @@ static void test_get_accumulate(void)
             CHECK_EQ(res[i], old);
             int add = left + i * i, before = 100 * rma_rank + o * N + i, now = mem[o * N + i];
             switch (o) {
-            case 0: CHECK_EQ(now, before + add); break;
-            case 1: CHECK_EQ(now, add); break;
-            case 2: CHECK_EQ(now, before); break;
-            default: CHECK_EQ(now, MAX_(before, add)); break;
+            case 0:
+                CHECK_EQ(now, before + add);
+                break;
+            case 1:
+                CHECK_EQ(now, add);
+                break;
+            case 2:
+                CHECK_EQ(now, before);
+                break;
+            default:
+                CHECK_EQ(now, MAX_(before, add));
+                break;
             }
         }
     }
@@ -271,10 +279,10 @@ static void test_fetch_and_op(void)
         MPI_Op op;
         int init, arg, after;
     } cases[] = {
-        {MPI_SUM, 40, 2, 42},         {MPI_PROD, 6, -7, -42},     {MPI_MAX, 3, 9, 9},
-        {MPI_MIN, 3, 9, 3},           {MPI_LAND, 4, 0, 0},        {MPI_LOR, 0, 5, 1},
+        {MPI_SUM, 40, 2, 42},         {MPI_PROD, 6, -7, -42},       {MPI_MAX, 3, 9, 9},
+        {MPI_MIN, 3, 9, 3},           {MPI_LAND, 4, 0, 0},          {MPI_LOR, 0, 5, 1},
         {MPI_LXOR, 3, 5, 0},          {MPI_BAND, 0xf0, 0x3c, 0x30}, {MPI_BOR, 0xf0, 0x0f, 0xff},
-        {MPI_BXOR, 0xff, 0x0f, 0xf0}, {MPI_REPLACE, 1, 77, 77},   {MPI_NO_OP, 55, 1, 55},
+        {MPI_BXOR, 0xff, 0x0f, 0xf0}, {MPI_REPLACE, 1, 77, 77},     {MPI_NO_OP, 55, 1, 55},
     };
     for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         mem = cases[c].init + left;
@@ -302,11 +310,11 @@ static void test_fetch_and_op(void)
     double half = 0.5;
     int64_t three = 3;
     CHECK_OK(MPI_Win_lock_all(0, win));
-    CHECK_OK(MPI_Fetch_and_op(&one, &r.ll, MPI_LONG_LONG, 0, offsetof(struct wide, ll), MPI_SUM,
-                              win));
+    CHECK_OK(
+        MPI_Fetch_and_op(&one, &r.ll, MPI_LONG_LONG, 0, offsetof(struct wide, ll), MPI_SUM, win));
     CHECK_OK(MPI_Fetch_and_op(&half, &r.d, MPI_DOUBLE, 0, offsetof(struct wide, d), MPI_SUM, win));
-    CHECK_OK(MPI_Fetch_and_op(&three, &r.i64, MPI_INT64_T, 0, offsetof(struct wide, i64), MPI_SUM,
-                              win));
+    CHECK_OK(
+        MPI_Fetch_and_op(&three, &r.i64, MPI_INT64_T, 0, offsetof(struct wide, i64), MPI_SUM, win));
     CHECK_OK(MPI_Win_unlock_all(win));
     CHECK(r.ll >= 1LL << 40 && r.ll < (1LL << 40) + rma_size);
     CHECK(r.d >= 1.5 && r.d < 1.5 + 0.5 * rma_size);

@@ -44,7 +44,7 @@ static inline int rma_class(int rc)
 /* Checks that rc is an error of class want or want2 (0: no alternative).
  * strict: a mismatch is a failure; otherwise it is reported as a note. */
 static inline void rma_expect_class(int rc, int want, int want2, int strict, const char *what,
-                             const char *file, int line)
+                                    const char *file, int line)
 {
     int cls = rma_class(rc);
     int ok = rc != MPI_SUCCESS && (cls == want || (want2 != 0 && cls == want2));
@@ -79,18 +79,30 @@ static inline void rma_expect_class(int rc, int want, int want2, int strict, con
 static inline const char *rma_class_name(int rc)
 {
     switch (rma_class(rc)) {
-    case -1: return "MPI_SUCCESS";
-    case MPI_ERR_RMA_RANGE: return "MPI_ERR_RMA_RANGE";
-    case MPI_ERR_DISP: return "MPI_ERR_DISP";
-    case MPI_ERR_RMA_SYNC: return "MPI_ERR_RMA_SYNC";
-    case MPI_ERR_RANK: return "MPI_ERR_RANK";
-    case MPI_ERR_WIN: return "MPI_ERR_WIN";
-    case MPI_ERR_ARG: return "MPI_ERR_ARG";
-    case MPI_ERR_COUNT: return "MPI_ERR_COUNT";
-    case MPI_ERR_TYPE: return "MPI_ERR_TYPE";
-    case MPI_ERR_OP: return "MPI_ERR_OP";
-    case MPI_ERR_RMA_FLAVOR: return "MPI_ERR_RMA_FLAVOR";
-    default: return "another class";
+    case -1:
+        return "MPI_SUCCESS";
+    case MPI_ERR_RMA_RANGE:
+        return "MPI_ERR_RMA_RANGE";
+    case MPI_ERR_DISP:
+        return "MPI_ERR_DISP";
+    case MPI_ERR_RMA_SYNC:
+        return "MPI_ERR_RMA_SYNC";
+    case MPI_ERR_RANK:
+        return "MPI_ERR_RANK";
+    case MPI_ERR_WIN:
+        return "MPI_ERR_WIN";
+    case MPI_ERR_ARG:
+        return "MPI_ERR_ARG";
+    case MPI_ERR_COUNT:
+        return "MPI_ERR_COUNT";
+    case MPI_ERR_TYPE:
+        return "MPI_ERR_TYPE";
+    case MPI_ERR_OP:
+        return "MPI_ERR_OP";
+    case MPI_ERR_RMA_FLAVOR:
+        return "MPI_ERR_RMA_FLAVOR";
+    default:
+        return "another class";
     }
 }
 

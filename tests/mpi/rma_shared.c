@@ -48,8 +48,10 @@ static void check_size(MPI_Aint got, MPI_Aint want, int noncontig)
     CHECK(got > want);
     static int noted;
     if (!noted++ && nrank == 0)
-        fprintf(stderr, "note: MPI_Win_shared_query: a noncontiguous segment of %ld bytes has "
-                "size %ld\n", (long)want, (long)got);
+        fprintf(stderr,
+                "note: MPI_Win_shared_query: a noncontiguous segment of %ld bytes has "
+                "size %ld\n",
+                (long)want, (long)got);
 }
 
 static void test_layout(int noncontig)

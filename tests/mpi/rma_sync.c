@@ -268,8 +268,8 @@ static void test_lock_all_flush(void)
         /* Every rank: a slot of its own in every other's window (16+) */
         for (int t = 0; t < rma_size; t++) {
             vals[t] = 100 * round + t;
-            CHECK_OK(MPI_Accumulate(&vals[t], 1, MPI_INT, t, 16 + rma_rank, 1, MPI_INT,
-                                    MPI_REPLACE, win));
+            CHECK_OK(MPI_Accumulate(&vals[t], 1, MPI_INT, t, 16 + rma_rank, 1, MPI_INT, MPI_REPLACE,
+                                    win));
         }
         CHECK_OK(MPI_Win_flush_local_all(win));
         for (int t = 0; t < rma_size; t++)

@@ -203,8 +203,8 @@ static void test_create(void)
     for (int i = 0; i < N; i++)
         mem[i] = 1000 * rma_rank + i;
     MPI_Win win = MPI_WIN_NULL;
-    CHECK_OK(MPI_Win_create(mem, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                            &win));
+    CHECK_OK(
+        MPI_Win_create(mem, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     CHECK(win != MPI_WIN_NULL);
     check_attrs(win, mem, N * sizeof(int), sizeof(int), MPI_WIN_FLAVOR_CREATE);
     check_group(win, MPI_COMM_WORLD);
@@ -247,11 +247,10 @@ static void test_create(void)
     int odd = hrank % 2 == 1;
     MPI_Info_create(&info);
     MPI_Info_set(info, "no_locks", "true");
-    CHECK_OK(MPI_Win_create(odd ? NULL : slot, odd ? 0 : sizeof slot, sizeof(int), info, half,
-                            &win));
+    CHECK_OK(
+        MPI_Win_create(odd ? NULL : slot, odd ? 0 : sizeof slot, sizeof(int), info, half, &win));
     MPI_Info_free(&info);
-    check_attrs(win, odd ? NULL : slot, odd ? 0 : sizeof slot, sizeof(int),
-                MPI_WIN_FLAVOR_CREATE);
+    check_attrs(win, odd ? NULL : slot, odd ? 0 : sizeof slot, sizeof(int), MPI_WIN_FLAVOR_CREATE);
     check_group(win, half);
     /* Even ranks of the half receive one Put from their right neighbour. */
     int v = 7 + hrank, src = (hrank + 1) % hsize;
