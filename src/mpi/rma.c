@@ -104,6 +104,20 @@ static int same_bytes(MPI_Win win, const char *fn, const char *a, size_t na, con
                             na, b, nb);
 }
 
+/* The request forms are valid only in a passive-target epoch (MPI-3.1
+ * 11.3.5), so their completion can never wait on a fence or a complete. */
+static int passive_arg(struct loom_win *w, MPI_Win win, const char *fn, int rank)
+{
+    if (rank == MPI_PROC_NULL || rank < 0 || rank >= w->sh->size)
+        return MPI_SUCCESS; /* the operation itself reports a bad rank */
+    if (w->lock_all || (w->locked && w->locked[rank]))
+        return MPI_SUCCESS;
+    return loom_mpi_win_err(win, MPI_ERR_RMA_SYNC, fn,
+                            "request-based operations need a passive-target epoch "
+                            "(MPI_Win_lock or MPI_Win_lock_all) covering target %d",
+                            rank);
+}
+
 /* A request already complete, for Rput and friends. */
 static int done_request(struct loom_win *w, MPI_Win win, const char *fn, MPI_Request *request)
 {
@@ -170,8 +184,11 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
     ENTER(w, win, "MPI_Rput");
     if (!request)
         return loom_mpi_win_err(win, MPI_ERR_ARG, "MPI_Rput", "request is NULL");
-    int rc = put_get(true, (void *)origin_addr, origin_count, origin_datatype, target_rank,
-                     target_disp, target_count, target_datatype, win, "MPI_Rput");
+    int rc = passive_arg(w, win, "MPI_Rput", target_rank);
+    if (rc)
+        return rc;
+    rc = put_get(true, (void *)origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win, "MPI_Rput");
     return rc ? rc : done_request(w, win, "MPI_Rput", request);
 }
 LOOM_MPI_ALIAS(Rput);
@@ -183,8 +200,11 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     ENTER(w, win, "MPI_Rget");
     if (!request)
         return loom_mpi_win_err(win, MPI_ERR_ARG, "MPI_Rget", "request is NULL");
-    int rc = put_get(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                     target_count, target_datatype, win, "MPI_Rget");
+    int rc = passive_arg(w, win, "MPI_Rget", target_rank);
+    if (rc)
+        return rc;
+    rc = put_get(false, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win, "MPI_Rget");
     return rc ? rc : done_request(w, win, "MPI_Rget", request);
 }
 LOOM_MPI_ALIAS(Rget);
@@ -244,6 +264,9 @@ static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *
     if ((rc = op_arg(win, fn, oph, tt->size ? basic : NULL, &op)))
         return rc;
     bool no_op = op->number == LOOM_HANDLE_INDEX(MPI_NO_OP);
+    if (no_op && !result)
+        return loom_mpi_win_err(win, MPI_ERR_OP, fn,
+                                "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only");
     size_t tbytes = (size_t)tcount * tt->size;
     if (!no_op || !result) {
         if ((rc = type_arg(win, fn, "origin", ocount, otype, &ot)))
@@ -329,9 +352,12 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
     ENTER(w, win, "MPI_Raccumulate");
     if (!request)
         return loom_mpi_win_err(win, MPI_ERR_ARG, "MPI_Raccumulate", "request is NULL");
-    int rc = accumulate(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
-                        target_rank, target_disp, target_count, target_datatype, op, win,
-                        "MPI_Raccumulate");
+    int rc = passive_arg(w, win, "MPI_Raccumulate", target_rank);
+    if (rc)
+        return rc;
+    rc = accumulate(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
+                    target_rank, target_disp, target_count, target_datatype, op, win,
+                    "MPI_Raccumulate");
     return rc ? rc : done_request(w, win, "MPI_Raccumulate", request);
 }
 LOOM_MPI_ALIAS(Raccumulate);
@@ -344,9 +370,12 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
     ENTER(w, win, "MPI_Rget_accumulate");
     if (!request)
         return loom_mpi_win_err(win, MPI_ERR_ARG, "MPI_Rget_accumulate", "request is NULL");
-    int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
-                                 result_count, result_datatype, target_rank, target_disp,
-                                 target_count, target_datatype, op, win);
+    int rc = passive_arg(w, win, "MPI_Rget_accumulate", target_rank);
+    if (rc)
+        return rc;
+    rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                             result_datatype, target_rank, target_disp, target_count,
+                             target_datatype, op, win);
     return rc ? rc : done_request(w, win, "MPI_Rget_accumulate", request);
 }
 LOOM_MPI_ALIAS(Rget_accumulate);
@@ -659,7 +688,7 @@ int PMPI_Win_unlock_all(MPI_Win win)
 LOOM_MPI_ALIAS(Win_unlock_all);
 
 /* Flushes: every operation is complete already; a full fence orders them
- * before what follows. */
+ * before what follows, and a yield lets the worker's other ranks run. */
 static int flush(MPI_Win win, int rank, bool all, const char *fn)
 {
     ENTER(w, win, fn);
@@ -673,6 +702,11 @@ static int flush(MPI_Win win, int rank, bool all, const char *fn)
         return sync_err(win, fn, "no passive-target epoch (lock or lock_all) is open");
     }
     atomic_thread_fence(memory_order_seq_cst);
+    /* Programs poll with flushes (a CAS or Get in a loop until a peer's
+     * value changes): let the worker's other ranks run, or a rank that
+     * spins here would starve the one it waits for. No cost when no other
+     * rank is ready. */
+    loom_ult_yield();
     return MPI_SUCCESS;
 }
 
