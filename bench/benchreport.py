@@ -21,7 +21,7 @@ import os
 import statistics
 
 MPI_NAMES = {"loom": "Loom", "openmpi": "Open MPI", "mpich": "MPICH", "limits": "hardware"}
-HIGHER_IS_BETTER = {"MB/s", "msg/s"}
+HIGHER_IS_BETTER = {"MB/s", "msg/s", "ops/s"}
 NA = "n/a"
 
 # Sizes shown in the summary table: (bench, size, ranks or None = every rank count)
@@ -36,7 +36,24 @@ SUMMARY_ROWS = [
     ("allreduce", 8, None),
     ("allreduce", 1 << 20, None),
     ("alltoall", 8, None),
+    ("put_lat_flush", 8, 2),
+    ("put_bw_flush", 1 << 20, 2),
+    ("fence", 0, None),
+    ("fop_rate", 8, None),
     ("startup", None, None),
+]
+
+# The project's one-sided targets, printed by rma_targets_section():
+# (label, bench, size, ranks, test, threshold).  Tests: "ratio_max": the
+# subject's time / the faster other's time at most threshold; "speedup_min":
+# the subject's bandwidth / the better other's at least threshold;
+# "memcpy_min": the subject's bandwidth / single-core memcpy (hot, same
+# size) at least threshold.
+RMA_TARGETS = [
+    ("8-byte Put+flush latency", "put_lat_flush", 8, 2, "ratio_max", 0.3),
+    ("1 MiB Put bandwidth (lock_all + flush)", "put_bw_flush", 1 << 20, 2, "speedup_min", 1.5),
+    ("1 MiB Put bandwidth, share of memcpy", "put_bw_flush", 1 << 20, 2, "memcpy_min", 0.7),
+    ("MPI_Win_fence at 16 ranks", "fence", 0, 16, "ratio_max", 0.1),
 ]
 
 
@@ -221,7 +238,14 @@ BENCH_ORDER = ["startup", "latency", "bw", "bibw", "mbw_mr", "barrier", "bcast",
                "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoall",
                "alltoallv", "alltoallw", "reduce", "allreduce", "reduce_scatter",
                "reduce_scatter_block", "scan", "exscan", "ibarrier", "ibcast", "ireduce",
-               "iallreduce", "iallgather", "ialltoall", "igather", "iscatter", "memcpy",
+               "iallreduce", "iallgather", "ialltoall", "igather", "iscatter",
+               "put_lat_flush", "put_lat_lock", "put_lat_fence", "put_lat_pscw",
+               "get_lat_flush", "get_lat_lock", "get_lat_fence", "get_lat_pscw",
+               "acc_lat_flush", "gacc_lat_flush", "fop_lat_flush", "cas_lat_flush",
+               "put_bw_flush", "put_bw_lock", "put_bw_fence", "put_bw_pscw",
+               "get_bw_flush", "get_bw_lock", "get_bw_fence", "get_bw_pscw",
+               "put_bibw_fence", "put_bibw_pscw", "fence", "lock_all", "fop_rate", "cas_rate",
+               "memcpy",
                "cacheline", "slotline", "pairline", "floor_allreduce", "floor_bcast"]
 
 # Physical limits (mpi "limits"): reported in their own section, not plotted.
@@ -245,7 +269,7 @@ def fmt_size(s):
 def fmt_val(v, unit=None):
     if v is None:
         return NA
-    if unit == "msg/s":
+    if unit in ("msg/s", "ops/s"):
         return "%.3g M" % (v / 1e6) if v >= 1e5 else "%.3g" % v
     if v >= 1000:
         return "%.0f" % v
@@ -419,7 +443,64 @@ def limits_section(data):
                    "as a share of it (MB/s):\n" % mode)
         out.append(md_table(["Size", "memcpy"] + [mpi_name(m) for m in mpis], rows))
         out.append("")
+        rows = []
+        for s in data.sizes(("put_bw_flush", 2, mode)):
+            mc = data.value("memcpy", 1, mode, s, "limits")
+            if not mc:
+                continue
+            row = [fmt_size(s), fmt_val(mc)]
+            for m in mpis:
+                bw = data.value("put_bw_flush", 2, mode, s, m)
+                row.append(NA if bw is None else "%s (%.0f%%)" % (fmt_val(bw), 100 * bw / mc))
+            rows.append(row)
+        if rows:
+            out.append("The same for one-sided `put_bw_flush` (MPI_Put windows, lock_all + "
+                       "flush, %s buffers, MB/s):\n" % mode)
+            out.append(md_table(["Size", "memcpy"] + [mpi_name(m) for m in mpis], rows))
+            out.append("")
     return "\n".join(out) if out else "_physical limits not measured_"
+
+
+def rma_targets_section(data):
+    """The project's one-sided targets (RMA_TARGETS): measured value, the
+    ratio, the target, and whether it is met; "" when no RMA result."""
+    mpis = compared_mpis(data)
+    subj = subject_of(data)
+    rows = []
+    for label, bench, size, ranks, test, thr in RMA_TARGETS:
+        if (bench, ranks, "hot") not in data.raw:
+            continue
+        unit = data.unit(bench)
+        vals = {m: data.value(bench, ranks, "hot", size, m) for m in mpis}
+        mine = vals.get(subj)
+        others = [vals[m] for m in mpis if m != subj and vals[m] is not None]
+        best = best_of(others, unit)
+        ratio, target = None, None
+        if test == "ratio_max":
+            ratio = mine / best if mine and best else None
+            target = "≤ %.2g× the faster other" % thr
+            met = ratio is not None and ratio <= thr
+        elif test == "speedup_min":
+            ratio = mine / best if mine and best else None
+            target = "≥ %.2g× the better other" % thr
+            met = ratio is not None and ratio >= thr
+        else:
+            mc = data.value("memcpy", 1, "hot", size, "limits")
+            ratio = mine / mc if mine and mc else None
+            best = mc
+            target = "≥ %.0f%% of memcpy" % (100 * thr)
+            met = ratio is not None and ratio >= thr
+        rows.append([label, "%d" % ranks, NA if mine is None else fmt_val(mine, unit) + " " + unit,
+                     (fmt_val(best, unit) + " " + unit) if best else NA,
+                     NA if ratio is None else ("%.0f%%" % (100 * ratio) if test == "memcpy_min"
+                                               else "%.2f×" % ratio),
+                     target, NA if ratio is None else ("yes" if met else "**no**")])
+    if not rows:
+        return ""
+    return ("%s against the project's one-sided targets (hot buffers; \"other\": the faster "
+            "of the other MPIs, or memcpy):\n\n" % mpi_name(subj) +
+            md_table(["Target", "Ranks", mpi_name(subj), "other", "ratio", "target", "met"],
+                     rows) + "\n")
 
 
 def machine_section(m):
@@ -505,6 +586,10 @@ def make_report(data, plots=None, title="Loom performance comparison"):
     out.append(machine_section(data.machine) + "\n")
     out.append("## Summary\n")
     out.append(summary_table(data) + "\n")
+    rma = rma_targets_section(data)
+    if rma:
+        out.append("## One-sided targets\n")
+        out.append(rma)
     out.append("## Physical limits\n")
     out.append(limits_section(data) + "\n")
     out.append("## Results\n")
@@ -614,7 +699,7 @@ def make_plots(data, outdir):
             # physical limits for comparison
             if bench == "latency" and cl is not None:
                 ax.axhline(cl, color="gray", linestyle=":", label="cache-line one-way")
-            if bench in ("latency", "bw", "bibw"):
+            if bench in ("latency", "bw", "bibw") or "_bw_" in bench or "_bibw_" in bench:
                 mk = ("memcpy", 1, mode)
                 pts = [(s, data.value("memcpy", 1, mode, s, "limits")) for s in data.sizes(mk)
                        if s in xs_all]

@@ -47,10 +47,38 @@ for _c in COLLS:
     BENCHES[_c] = ("coll.c", ["-DCOLL_" + _c.upper()], "coll")
 for _c in ICOLLS:
     BENCHES[_c] = ("icoll.c", ["-DCOLL_" + _c.upper()], "icoll")
+# One-sided (rma.c): <op>_<lat|bw|bibw>_<sync> between ranks 0 and 1 (kind
+# "rma", 2 ranks only), and fence, lock_all, <op>_rate at every rank count
+# (kind "rmacoll").  Each name compiles to its own binary: -DRMA_<OP>
+# -DRMA_<LAT|BW|BIBW|RATE> -DRMA_SYNC_<SYNC>, or -DRMA_FENCE / -DRMA_LOCK_ALL.
+RMA_SYNCS = ["lock", "flush", "fence", "pscw"]
+RMA_PAIR = (["%s_lat_%s" % (op, sy) for op in ("put", "get") for sy in RMA_SYNCS] +
+            ["acc_lat_flush", "gacc_lat_flush", "fop_lat_flush", "cas_lat_flush"] +
+            ["%s_bw_%s" % (op, sy) for op in ("put", "get") for sy in RMA_SYNCS] +
+            ["put_bibw_fence", "put_bibw_pscw"])
+RMA_COLL = ["fence", "lock_all", "fop_rate", "cas_rate"]
+
+
+def rma_flags(name):
+    """-D flags that select the rma.c variant called `name`."""
+    if name in ("fence", "lock_all"):
+        return ["-DRMA_" + name.upper()]
+    parts = name.split("_")
+    flags = ["-DRMA_" + parts[0].upper(), "-DRMA_" + parts[1].upper()]
+    if len(parts) > 2:
+        flags.append("-DRMA_SYNC_" + parts[2].upper())
+    return flags
+
+
+for _r in RMA_PAIR:
+    BENCHES[_r] = ("rma.c", rma_flags(_r), "rma")
+for _r in RMA_COLL:
+    BENCHES[_r] = ("rma.c", rma_flags(_r), "rmacoll")
 GROUPS = {
     "pt2pt": ["latency", "bw", "bibw", "mbw_mr"],
     "coll": COLLS,
     "icoll": ICOLLS,
+    "rma": RMA_PAIR + RMA_COLL,
     "startup": ["startup"],
     "limits": ["limits"],
 }
@@ -58,7 +86,14 @@ GROUPS = {
 QUICK_COLD = ["latency", "bw", "bcast", "allreduce"]
 # Benchmarks run at oversubscribed rank counts in --quick mode (MPICH and Open MPI
 # busy-poll, so an operation there costs a scheduler time slice or more).
-QUICK_OVERSUB = ["mbw_mr", "barrier", "bcast", "allreduce", "alltoall", "iallreduce"]
+QUICK_OVERSUB = ["mbw_mr", "barrier", "bcast", "allreduce", "alltoall", "iallreduce",
+                 "fence", "lock_all", "fop_rate"]
+# The one-sided benchmarks run in --quick mode (all of them otherwise): the
+# project's RMA targets (8-byte Put+flush latency, 1 MiB Put bandwidth, fence
+# at 16 ranks) and one of each kind of operation and synchronization.
+QUICK_RMA = ["put_lat_flush", "put_lat_lock", "put_lat_fence", "put_lat_pscw", "get_lat_flush",
+             "acc_lat_flush", "fop_lat_flush", "cas_lat_flush", "put_bw_flush", "get_bw_flush",
+             "put_bibw_fence", "fence", "lock_all", "fop_rate"]
 
 # implicit declarations are errors, so that a function an MPI lacks fails the build
 # with a clear message instead of failing at run time
@@ -134,6 +169,12 @@ def make_mpis(args):
                 env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
             # no "help" banners about missing network devices in containers
             env["OMPI_MCA_btl_base_warn_component_unused"] = "0"
+            # One-sided: osc sm (windows from MPI_Win_allocate in shared memory).
+            # Open MPI 4.1's default here, osc rdma over btl vader, puts 1 MiB
+            # at a tenth of sm's bandwidth and crashes in MPI_Compare_and_swap
+            # (open-mpi/ompi#7967, #11349).  --openmpi-args "--mca osc rdma"
+            # overrides it (the command line wins over OMPI_MCA_*).
+            env["OMPI_MCA_osc"] = "sm"
             note = None if shutil.which("mpicc.openmpi") and shutil.which("mpirun.openmpi") \
                 else "mpicc.openmpi/mpirun.openmpi not found (apt-get install openmpi-bin libopenmpi-dev)"
             out[name] = Mpi(name, "mpicc.openmpi", launcher + shlex.split(args.openmpi_args), env, note)
@@ -225,6 +266,10 @@ def machine_info(mpis, args):
             v[name] = "unavailable"
         elif name == "openmpi":
             v[name] = sh(["mpirun.openmpi", "--version"]).splitlines()[0]
+            osc = re.search(r"--mca\s+osc\s+(\S+)", args.openmpi_args)
+            osc = osc.group(1) if osc else mpi.env.get("OMPI_MCA_osc")
+            if osc:
+                v[name] += " (one-sided: osc %s)" % osc
         elif name == "mpich":
             s = sh(["mpichversion"])
             mm = re.search(r"Version:\s*(\S+)", s)
@@ -394,7 +439,9 @@ def bench_args(args, bench, ranks, mode):
     over = ranks > ncores()
     lo, hi = args.size_range
     step = args.step
-    if args.quick:
+    if kind in ("rma", "rmacoll"):
+        it, wu, lo, hi, step = rma_args(args, bench, over)
+    elif args.quick:
         if kind == "pair":
             it, wu = (1000, 100) if bench == "latency" else (20, 2)
         elif kind == "pairs":
@@ -424,6 +471,28 @@ def bench_args(args, bench, ranks, mode):
     return a
 
 
+def rma_args(args, bench, over):
+    """(iters, warm-up, min size, max size, step) of a one-sided benchmark.
+    --quick: latencies at 8 B to 32 KiB in steps of 8x (the 8-byte target),
+    bandwidths at 1 KiB to 1 MiB in steps of 4x (the 1 MiB target)."""
+    lo, hi = args.size_range
+    step = args.step
+    if BENCHES[bench][2] == "rmacoll":
+        # Open MPI's fence at 16 ranks on 2 cores: 0.3 ms; MPICH's: 110 ms
+        it, wu = (1000, 100) if not over else ((5, 1) if args.quick else (20, 2))
+        if bench.endswith("_rate") and not over:
+            it, wu = (10000, 1000) if not args.quick else (1000, 100)
+    elif "_lat_" in bench:
+        it, wu = (1000, 100) if args.quick else (10000, 1000)
+        if args.quick and not args.sizes_given:
+            lo, hi, step = 8, 32 << 10, max(step, 8)
+    else:
+        it, wu = (20, 2) if args.quick else (100, 10)
+        if args.quick and not args.sizes_given:
+            lo, hi, step = 1 << 10, 1 << 20, max(step, 4)
+    return it, wu, lo, hi, step
+
+
 def plan_jobs(args, benches):
     """[(bench, ranks, mode)] in run order."""
     jobs = []
@@ -432,10 +501,13 @@ def plan_jobs(args, benches):
         if b in ("startup", "limits"):
             continue
         kind = BENCHES[b][2]
+        if args.quick and kind in ("rma", "rmacoll") and b not in QUICK_RMA and \
+                not args.benchmarks_given:
+            continue
         modes = [m for m in args.modes if m == "hot" or not args.quick or b in QUICK_COLD
                  or args.cold_all]
         for n in args.ranks:
-            if kind == "pair" and n != 2:
+            if kind in ("pair", "rma") and n != 2:
                 continue
             if kind == "pairs" and n % 2:
                 continue
@@ -445,9 +517,13 @@ def plan_jobs(args, benches):
                 continue
             for mode in modes:
                 jobs.append((b, n, mode))
-    if any(BENCHES[b][2] == "pair" for b in benches if b in BENCHES) and 2 not in args.ranks:
+    if any(BENCHES[b][2] in ("pair", "rma") for b in benches if b in BENCHES) and \
+            2 not in args.ranks:
         for b in benches:
-            if b in BENCHES and BENCHES[b][2] == "pair":
+            if b in BENCHES and BENCHES[b][2] in ("pair", "rma"):
+                if args.quick and BENCHES[b][2] == "rma" and b not in QUICK_RMA and \
+                        not args.benchmarks_given:
+                    continue
                 for mode in args.modes:
                     if mode == "hot" or not args.quick or b in QUICK_COLD:
                         jobs.append((b, 2, mode))
@@ -467,7 +543,7 @@ def main(argv=None):
                          "oversubscribed rank counts for a few benchmarks only")
     ap.add_argument("--ranks", default="2,16", help="rank counts (default 2,16)")
     ap.add_argument("--benchmarks", default="all",
-                    help="comma-separated names or groups: pt2pt, coll, icoll, startup, limits, "
+                    help="comma-separated names or groups: pt2pt, coll, icoll, rma, startup, limits, "
                          "or single benchmarks (%s)" % ", ".join(BENCHES))
     ap.add_argument("--sizes", help="MIN:MAX message sizes (default 0:1M, pt2pt 0:4M in full mode)")
     ap.add_argument("--step", type=int, default=2, help="size factor between steps (default 2)")
@@ -527,7 +603,7 @@ def main(argv=None):
     args.benchmarks_given = args.benchmarks != "all"
     names = []
     for b in (args.benchmarks.split(",") if args.benchmarks_given else
-              ["limits", "startup", "pt2pt", "coll", "icoll"]):
+              ["limits", "startup", "pt2pt", "coll", "icoll", "rma"]):
         b = b.strip()
         for x in GROUPS.get(b, [b]):
             if x not in BENCHES and x not in ("startup", "limits"):

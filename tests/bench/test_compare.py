@@ -323,6 +323,53 @@ class DriverTest(unittest.TestCase):
             self.assertEqual(argv[argv.index("-s") + 1], "8")
             self.assertEqual(argv[argv.index("-i") + 1], "3")
 
+    def test_rma_flags(self):
+        self.assertEqual(compare.rma_flags("put_lat_flush"),
+                         ["-DRMA_PUT", "-DRMA_LAT", "-DRMA_SYNC_FLUSH"])
+        self.assertEqual(compare.rma_flags("fop_rate"), ["-DRMA_FOP", "-DRMA_RATE"])
+        self.assertEqual(compare.rma_flags("fence"), ["-DRMA_FENCE"])
+        self.assertEqual(compare.BENCHES["put_bibw_pscw"][:2],
+                         ("rma.c", ["-DRMA_PUT", "-DRMA_BIBW", "-DRMA_SYNC_PSCW"]))
+        for b in compare.GROUPS["rma"]:
+            self.assertIn(b, br.BENCH_ORDER)
+
+    def test_rma_plan_and_args(self):
+        a = self.args()
+        jobs = compare.plan_jobs(a, compare.GROUPS["rma"])
+        self.assertIn(("put_lat_flush", 2, "hot"), jobs)
+        self.assertNotIn(("put_lat_flush", 16, "hot"), jobs)  # origin 0, target 1
+        self.assertNotIn(("put_lat_flush", 2, "cold"), jobs)  # quick: hot only
+        self.assertNotIn(("get_bw_pscw", 2, "hot"), jobs)     # quick: a subset
+        self.assertIn(("fence", 2, "hot"), jobs)
+        if compare.ncores() < 16:
+            self.assertIn(("fence", 16, "hot"), jobs)
+            argv = compare.bench_args(a, "fence", 16, "hot")
+            self.assertEqual(argv[argv.index("-i") + 1], "5")
+        argv = compare.bench_args(a, "put_lat_flush", 2, "hot")
+        self.assertEqual(argv[argv.index("-m") + 1], "8:32768")  # the 8-byte target
+        argv = compare.bench_args(a, "put_bw_flush", 2, "hot")
+        self.assertEqual(argv[argv.index("-m") + 1], "1024:1048576")  # the 1 MiB target
+        self.assertEqual(argv[argv.index("-s") + 1], "4")
+
+    def test_rma_targets_section(self):
+        recs = [{"type": "config", "mpis": ["loom", "openmpi", "mpich"], "subject": "loom"},
+                result("loom", "put_lat_flush", 8, 0.01),
+                result("openmpi", "put_lat_flush", 8, 0.05),
+                result("mpich", "put_lat_flush", 8, 0.4),
+                result("openmpi", "put_bw_flush", 1 << 20, 30000.0, unit="MB/s"),
+                result("mpich", "put_bw_flush", 1 << 20, 8000.0, unit="MB/s"),
+                result("limits", "memcpy", 1 << 20, 35000.0, ranks=1, unit="MB/s"),
+                result("loom", "fence", 0, 20.0, ranks=16),
+                result("openmpi", "fence", 0, 100.0, ranks=16)]
+        text = br.rma_targets_section(br.Data(recs))
+        lines = {l.split("|")[1].strip(): l for l in text.splitlines() if l.startswith("| ")}
+        self.assertIn("0.20×", lines["8-byte Put+flush latency"])
+        self.assertIn("| yes |", lines["8-byte Put+flush latency"])
+        self.assertIn("n/a", lines["1 MiB Put bandwidth (lock_all + flush)"])  # no Loom value
+        self.assertIn("0.20×", lines["MPI_Win_fence at 16 ranks"])
+        self.assertIn("**no**", lines["MPI_Win_fence at 16 ranks"])
+        self.assertEqual(br.rma_targets_section(br.Data(recs[:1])), "")
+
 
 if __name__ == "__main__":
     unittest.main()
