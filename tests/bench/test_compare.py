@@ -344,6 +344,8 @@ class DriverTest(unittest.TestCase):
         if compare.ncores() < 16:
             self.assertIn(("fence", 16, "hot"), jobs)
             argv = compare.bench_args(a, "fence", 16, "hot")
+            self.assertEqual(argv[argv.index("-i") + 1], "20")
+            argv = compare.bench_args(a, "fop_rate", 16, "hot")
             self.assertEqual(argv[argv.index("-i") + 1], "5")
         argv = compare.bench_args(a, "put_lat_flush", 2, "hot")
         self.assertEqual(argv[argv.index("-m") + 1], "8:32768")  # the 8-byte target
