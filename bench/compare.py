@@ -473,7 +473,8 @@ def bench_args(args, bench, ranks, mode):
 
 def rma_args(args, bench, over):
     """(iters, warm-up, min size, max size, step) of a one-sided benchmark.
-    --quick: latencies at 8 B to 32 KiB in steps of 8x (the 8-byte target),
+    --quick: latencies at 1 B to 32 KiB in steps of 8x (the 8-byte target,
+    not first: MPICH's first size stalls for milliseconds now and then),
     bandwidths at 1 KiB to 1 MiB in steps of 4x (the 1 MiB target)."""
     lo, hi = args.size_range
     step = args.step
@@ -487,7 +488,7 @@ def rma_args(args, bench, over):
     elif "_lat_" in bench:
         it, wu = (1000, 100) if args.quick else (10000, 1000)
         if args.quick and not args.sizes_given:
-            lo, hi, step = 8, 32 << 10, max(step, 8)
+            lo, hi, step = 1, 32 << 10, max(step, 8)
     else:
         it, wu = (20, 2) if args.quick else (100, 10)
         if args.quick and not args.sizes_given:

@@ -348,7 +348,7 @@ class DriverTest(unittest.TestCase):
             argv = compare.bench_args(a, "fop_rate", 16, "hot")
             self.assertEqual(argv[argv.index("-i") + 1], "5")
         argv = compare.bench_args(a, "put_lat_flush", 2, "hot")
-        self.assertEqual(argv[argv.index("-m") + 1], "8:32768")  # the 8-byte target
+        self.assertEqual(argv[argv.index("-m") + 1], "1:32768")  # 1, 8 (the target), 64, ...
         argv = compare.bench_args(a, "put_bw_flush", 2, "hot")
         self.assertEqual(argv[argv.index("-m") + 1], "1024:1048576")  # the 1 MiB target
         self.assertEqual(argv[argv.index("-s") + 1], "4")
