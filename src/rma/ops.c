@@ -75,6 +75,15 @@ static void combine(char *taddr, size_t count, const struct loom_type *tt, const
 {
     size_t nbytes = count * tt->size;
     bool no_op = op->number == LOOM_HANDLE_INDEX(MPI_NO_OP);
+    const struct loom_op_kernels *k = loom_op_kernels_for(op, tt);
+    if (k && (uintptr_t)taddr % k->align == 0 && (uintptr_t)in % k->align == 0) {
+        /* A predefined type and a computing op: the kernel itself (the
+         * path of every fetch-and-op counter). */
+        if (out)
+            memcpy(out, taddr, nbytes);
+        k->two(in, taddr, count);
+        return;
+    }
     if (tt->contig) {
         /* The packed data is the target's layout, from true_lb. */
         if (out)
@@ -133,9 +142,19 @@ void loom_rma_cas(char *taddr, const struct loom_type *t, const void *origin, co
 {
     size_t esize = t->size;
     uintptr_t a = (uintptr_t)taddr;
-    stripes_span(a, a + esize, true);
+    unsigned s1 = stripe_of(a), s2 = stripe_of(a + esize - 1);
+    if (s2 < s1) { /* in index order, as every taker does */
+        unsigned x = s1;
+        s1 = s2;
+        s2 = x;
+    }
+    stripe_lock(s1);
+    if (s2 != s1)
+        stripe_lock(s2);
     memcpy(result, taddr, esize);
     if (memcmp(taddr, compare, esize) == 0)
         memcpy(taddr, origin, esize);
-    stripes_span(a, a + esize, false);
+    if (s2 != s1)
+        stripe_unlock(s2);
+    stripe_unlock(s1);
 }
