@@ -1048,6 +1048,14 @@ static bool never(const void *arg)
     return false;
 }
 
+void loom_ult_park_until(uint64_t deadline)
+{
+    if (deadline)
+        park_watched_until(never, NULL, deadline);
+    else
+        loom_ult_park();
+}
+
 bool loom_ult_sleep(uint64_t ns)
 {
     struct worker *w = tls_worker;

@@ -100,6 +100,11 @@ bool loom_ult_wait_for(loom_cond_fn done, const void *arg, loom_waiter_slot *slo
  * caller is not a ULT. */
 bool loom_ult_sleep(uint64_t ns);
 
+/* Parks the calling ULT until loom_ult_wake(), or also until loom_time_ns()
+ * passes deadline when it is not 0 (a rank's blocking call, block.c). May
+ * return spuriously. */
+void loom_ult_park_until(uint64_t deadline);
+
 /* Polls a lone waiter makes before it adds a pause to each poll
  * (LOOM_FAST_POLLS, default 0). A pause costs ~25 ns on the AMD EPYC
  * machines measured, yet a waiter that pauses sees a line its peer writes
