@@ -586,7 +586,17 @@ ssize_t read(int fd, void *buf, size_t n)
     if (k == KIND_PASS)
         return LIBC(read)(fd, buf, n);
     struct iovec iov = {buf, n};
-    return k == KIND_NOWAIT ? stream_io(fd, &iov, 1, false) : polled_io(fd, &iov, 1, false);
+    if (k == KIND_POLL)
+        return polled_io(fd, &iov, 1, false);
+    /* Data ready: one system call (stream_io tries again otherwise). */
+    int saved = errno;
+    ssize_t r = preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
+    if (LOOM_LIKELY(r >= 0))
+        return r;
+    if (errno != EAGAIN && errno != EOPNOTSUPP)
+        return -1;
+    errno = saved;
+    return stream_io(fd, &iov, 1, false);
 }
 
 ssize_t write(int fd, const void *buf, size_t n)
@@ -597,7 +607,25 @@ ssize_t write(int fd, const void *buf, size_t n)
     if (k == KIND_PASS)
         return LIBC(write)(fd, buf, n);
     struct iovec iov = {(void *)buf, n};
-    return k == KIND_NOWAIT ? stream_io(fd, &iov, 1, true) : polled_io(fd, &iov, 1, true);
+    if (k == KIND_POLL)
+        return polled_io(fd, &iov, 1, true);
+    /* Room for all of it: one system call. */
+    int saved = errno;
+    ssize_t r = pwritev2(fd, &iov, 1, -1, RWF_NOWAIT);
+    if (LOOM_LIKELY(r == (ssize_t)n))
+        return r;
+    if (r < 0 && errno != EAGAIN && errno != EOPNOTSUPP)
+        return -1;
+    errno = saved;
+    if (r > 0) { /* the rest, as a blocking write would */
+        iov.iov_base = (char *)buf + r;
+        iov.iov_len = n - (size_t)r;
+        ssize_t more = stream_io(fd, &iov, 1, true);
+        if (more < 0)
+            errno = saved;
+        return more < 0 ? r : r + more;
+    }
+    return stream_io(fd, &iov, 1, true);
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int cnt)

@@ -428,7 +428,11 @@ static void alone(void)
     char c;
     errno = 0;
     CHECK(read(p[0], &c, 1) == -1 && errno == EAGAIN);
-    /* A pipe with data ready, and its end. */
+    close(p[0]);
+    close(p[1]);
+    /* A pipe with data ready, and its end (blocking: a child that another
+     * rank is starting may hold the write end until its exec). */
+    REQUIRE(pipe2(p, O_CLOEXEC) == 0);
     CHECK_EQ(write(p[1], "z", 1), 1);
     CHECK_EQ(read(p[0], &c, 1), 1);
     close(p[1]);
