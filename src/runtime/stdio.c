@@ -22,8 +22,8 @@
  * only, so that getchar() costs a function call, not a read(2) (10 MB
  * through getchar: 13.6 s before, on a loaded 2-core machine). A program
  * that mixes stdio with read(0, ...) sees data already taken by the read
- * ahead, as it would with a buffered stdin in its own process. A read blocks
- * rank 0's worker (documented).
+ * ahead, as it would with a buffered stdin in its own process. A read that
+ * waits for input parks rank 0 only: its read(2) is libloom's (block.c).
  */
 #define _GNU_SOURCE
 #include "runtime/job.h"
