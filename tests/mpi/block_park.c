@@ -6,7 +6,8 @@
  * job, which --timeout then ends:
  *  - read of an empty pipe, readv, a 1 MiB write and writev into a pipe
  *    (the writer parks when the pipe is full and returns the whole count);
- *  - recv with MSG_WAITALL, recvmsg and a 1 MiB send on a socketpair;
+ *  - recv with MSG_WAITALL, recvmsg and a 1 MiB send on a socketpair, and
+ *    accept until the partner connects;
  *  - poll, select and epoll_wait without a timeout, woken by the partner,
  *    and with a timeout that passes while the partner runs;
  *  - flock held by the partner;
@@ -23,6 +24,7 @@
 #include <mpi.h>
 #include <poll.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +36,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -208,6 +211,31 @@ static void sockets(void)
         free(buf);
     }
     closing(s);
+
+    /* accept waits for the partner's connect (an abstract Unix address). */
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "loom_block_park_%d_%d", (int)getpid(),
+             waiter ? rank : partner);
+    socklen_t alen =
+        (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a.sun_path + 1));
+    if (waiter) {
+        int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        REQUIRE(l >= 0 && bind(l, (struct sockaddr *)&a, alen) == 0 && listen(l, 1) == 0);
+        go();
+        int c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+        CHECK(c >= 0);
+        char b[3] = {0};
+        CHECK_EQ(recv(c, b, 2, MSG_WAITALL), 2);
+        CHECK(strcmp(b, "hi") == 0);
+        close(c);
+        close(l);
+    } else {
+        wait_go();
+        int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        CHECK(connect(c, (struct sockaddr *)&a, alen) == 0);
+        CHECK_EQ(send(c, "hi", 2, 0), 2);
+        close(c);
+    }
 }
 
 /* The partner's work while the waiter waits with a timeout: it must end
