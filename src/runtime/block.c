@@ -408,16 +408,23 @@ static void park_timer(struct waiter *w)
     loom_ult_sleep(w->step_ns);
 }
 
+/* The deadline sec seconds and ns nanoseconds from now; 0 (none) for
+ * more than a century, which no wait outlives. */
+static uint64_t deadline_in(uint64_t sec, uint64_t ns)
+{
+    if (sec > 100ull * 365 * 86400)
+        return 0;
+    return loom_time_ns() + sec * 1000000000u + ns;
+}
+
 static uint64_t deadline_ms(int ms)
 {
-    return ms > 0 ? loom_time_ns() + (uint64_t)ms * 1000000u : 0;
+    return ms > 0 ? deadline_in((uint64_t)ms / 1000, (uint64_t)ms % 1000 * 1000000u) : 0;
 }
 
 static uint64_t deadline_ts(const struct timespec *t)
 {
-    if (!t)
-        return 0;
-    return loom_time_ns() + (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+    return t ? deadline_in((uint64_t)t->tv_sec, (uint64_t)t->tv_nsec) : 0;
 }
 
 /* Milliseconds left to a deadline, for libc's poll (-1: none). */
@@ -440,12 +447,13 @@ static uint64_t sock_deadline(int fd, bool out)
     errno = saved;
     if (rc != 0 || (tv.tv_sec == 0 && tv.tv_usec == 0))
         return 0;
-    return loom_time_ns() + (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
+    return deadline_in((uint64_t)tv.tv_sec, (uint64_t)tv.tv_usec * 1000u);
 }
 
-/* Waits until fd polls ready for events; false when the caller should not
- * wait (it made fd non-blocking, the poller is missing) or the socket
- * timeout passed (errno EAGAIN then). */
+/* Waits until fd polls ready for events, then returns true: the caller
+ * makes libc's call (at once, too, when the program made fd non-blocking
+ * or there is no poller). False when the socket timeout passed (errno
+ * EAGAIN). */
 static bool wait_ready(int fd, short events, bool out)
 {
     struct waiter w = {0};
@@ -996,9 +1004,8 @@ int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *timeout)
         return LIBC(select)(nfds, r, w, e, timeout);
     if (timeout && (timeout->tv_sec < 0 || timeout->tv_usec < 0))
         return LIBC(select)(nfds, r, w, e, timeout); /* EINVAL */
-    uint64_t deadline = timeout ? loom_time_ns() + (uint64_t)timeout->tv_sec * 1000000000u +
-                                      (uint64_t)timeout->tv_usec * 1000u
-                                : 0;
+    uint64_t deadline =
+        timeout ? deadline_in((uint64_t)timeout->tv_sec, (uint64_t)timeout->tv_usec * 1000u) : 0;
     uint64_t left;
     int ret = select_until(nfds, r, w, e, deadline, &left);
     if (timeout) { /* Linux's select reports the time not slept */

@@ -476,6 +476,25 @@ static void alone(void)
     CHECK(now() - t0 >= 0.03);
     close(p[0]);
     close(p[1]);
+    /* ppoll's timeout, and a socket's receive timeout, end a parked wait. */
+    int s[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) == 0);
+    struct timespec ts = {0, 30000000};
+    pf.fd = s[0];
+    t0 = now();
+    CHECK_EQ(ppoll(&pf, 1, &ts, NULL), 0);
+    CHECK(now() - t0 >= 0.03);
+    struct timeval rcv = {0, 30000};
+    CHECK(setsockopt(s[0], SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof rcv) == 0);
+    t0 = now();
+    errno = 0;
+    CHECK(recv(s[0], &c, 1, 0) == -1 && (errno == EAGAIN || errno == EWOULDBLOCK));
+    CHECK(now() - t0 >= 0.03);
+    t0 = now();
+    CHECK(read(s[0], &c, 1) == -1 && errno == EAGAIN);
+    CHECK(now() - t0 >= 0.03);
+    close(s[0]);
+    close(s[1]);
     /* A child waited for alone. */
     pid_t pid = spawn(3, false);
     int st;
