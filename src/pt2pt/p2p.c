@@ -317,13 +317,79 @@ static inline void wake_rank(struct p2p_rank *p, bool same_worker)
 /* Completes r (its results are written) as world rank me. The owner may
  * be me and still parked: another ULT of its worker (a collective's runner)
  * may complete its requests. */
+static void child_done(loom_req *parent, bool failed);
+
 static inline void complete(loom_req *r, int me)
 {
     struct p2p_rank *p = &ranks[r->owner];
     bool same = p->worker == ranks[me].worker;
+    /* Read before done: the owner may recycle r once it is set. */
+    loom_req *parent = r->parent;
+    bool failed = r->status_error != MPI_SUCCESS;
     /* Results and data before done. r may be freed once done is set. */
     atomic_store_explicit(&r->done, 1, memory_order_release);
+    if (LOOM_UNLIKELY(parent)) {
+        /* The owner waits on the parent, whose completion wakes it. */
+        child_done(parent, failed);
+        return;
+    }
     wake_rank(p, same);
+}
+
+/* ---- compound requests ------------------------------------------------ */
+
+/* The starter's hold on a compound request's count, and the flag a failed
+ * child sets in it. */
+#define COMPOUND_HOLD   1
+#define COMPOUND_FAILED (1 << 30)
+
+/* A child of parent is done: the last one completes the parent. */
+static void child_done(loom_req *parent, bool failed)
+{
+    if (failed)
+        atomic_fetch_or_explicit(&parent->pending, COMPOUND_FAILED, memory_order_relaxed);
+    /* acq_rel: every child's results are visible to the one that completes
+     * the parent, and through its release store to the owner. */
+    int old = atomic_fetch_sub_explicit(&parent->pending, 1, memory_order_acq_rel);
+    if ((old & ~COMPOUND_FAILED) != 1)
+        return;
+    if (old & COMPOUND_FAILED)
+        parent->status_error = MPI_ERR_TRUNCATE;
+    loom_req_complete_async(parent);
+}
+
+bool loom_req_compound_init(loom_req *parent, int n)
+{
+    parent->children = n ? malloc((size_t)n * sizeof *parent->children) : NULL;
+    if (n && !parent->children)
+        return false;
+    parent->nchildren = 0;
+    atomic_store_explicit(&parent->pending, COMPOUND_HOLD, memory_order_relaxed);
+    return true;
+}
+
+void loom_req_compound_add(loom_req *parent, loom_req *child)
+{
+    child->parent = parent;
+    parent->children[parent->nchildren++] = child;
+    atomic_fetch_add_explicit(&parent->pending, 1, memory_order_relaxed);
+}
+
+void loom_req_compound_release(loom_req *parent)
+{
+    child_done(parent, false);
+}
+
+/* A done generic request's own allocations: its error text, its children. */
+static void generic_release(loom_req *r)
+{
+    free(r->why);
+    r->why = NULL;
+    for (int i = 0; i < r->nchildren; i++)
+        loom_req_free(r->children[i]);
+    free(r->children);
+    r->children = NULL;
+    r->nchildren = 0;
 }
 
 /* ---- pools -------------------------------------------------------------- */
@@ -335,10 +401,8 @@ static loom_req *req_alloc(struct p2p_rank *p, int me)
         for (loom_req **pp = &p->orphans; *pp;) {
             loom_req *r = *pp;
             if (loom_req_done(r)) {
-                if (r->kind == LOOM_REQ_GENERIC) {
-                    free(r->why);
-                    r->why = NULL;
-                }
+                if (r->kind == LOOM_REQ_GENERIC)
+                    generic_release(r);
                 *pp = r->pool_next;
                 r->pool_next = p->req_free;
                 p->req_free = r;
@@ -372,6 +436,9 @@ static loom_req *req_alloc(struct p2p_rank *p, int me)
     r->bsend_chunk = NULL;
     r->type = NULL;
     r->owner = me;
+    r->parent = NULL;
+    r->children = NULL;
+    r->nchildren = 0;
     return r;
 }
 
@@ -413,10 +480,8 @@ void loom_req_free(loom_req *r)
         p->orphans = r;
         return;
     }
-    if (r->kind == LOOM_REQ_GENERIC) {
-        free(r->why);
-        r->why = NULL;
-    }
+    if (r->kind == LOOM_REQ_GENERIC)
+        generic_release(r);
     r->pool_next = p->req_free;
     p->req_free = r;
 }
@@ -1442,6 +1507,10 @@ void loom_p2p_start_send(loom_req *req, int my_comm_rank)
     req->dest_world = dest;
     if (req->mode != LOOM_MODE_SYNC && req->bytes <= LOOM_P2P_FAST_BYTES &&
         tiny_send(dest, me, req->ctx, my_comm_rank, req->tag, req->buf, req->type, req->bytes)) {
+        if (LOOM_UNLIKELY(req->parent)) {
+            complete(req, me);
+            return;
+        }
         atomic_store_explicit(&req->done, 1, memory_order_release);
         return;
     }

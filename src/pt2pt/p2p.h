@@ -106,6 +106,13 @@ struct LMPI_Request_s {
         char *why;         /* generic (a collective): what failed, malloc'd */
     };
     struct LMPI_Request_s *pool_next;
+    /* Compound requests (a neighbourhood collective): a child send or
+     * receive names its parent; the parent counts its children not yet done
+     * (+ COMPOUND_HOLD while they are being started) and owns them. */
+    struct LMPI_Request_s *parent;
+    _Atomic int pending;
+    int nchildren;
+    struct LMPI_Request_s **children;
 } LOOM_ALIGNED_CL;
 
 typedef struct LMPI_Request_s loom_req;
@@ -211,6 +218,19 @@ struct loom_envelope *loom_p2p_probe_wait(int world_rank, uint32_t ctx, int src,
 void loom_req_wait_any(loom_req *const *reqs, int n);
 /* Receives a message taken with loom_p2p_probe(remove) into req. */
 void loom_p2p_recv_envelope(loom_req *req, struct loom_envelope *env);
+
+/* Compound requests: a generic request (loom_req_alloc_generic) that
+ * completes once every child is done, set by whoever completes the last
+ * child; no progress of the owner is needed. loom_req_compound_init() gives
+ * it room for n children (false: out of memory); each child, a send or
+ * receive request of the same rank with its fields set and not started, is
+ * added with loom_req_compound_add() before the caller starts it; after the
+ * last start loom_req_compound_release() drops the starter's hold. A child
+ * that ends with an error (truncation) makes the parent's status_error
+ * MPI_ERR_TRUNCATE. Freeing the parent frees its children (once done). */
+bool loom_req_compound_init(loom_req *parent, int n);
+void loom_req_compound_add(loom_req *parent, loom_req *child);
+void loom_req_compound_release(loom_req *parent);
 
 /* Cancels a pending request if it has not matched; true when cancelled. */
 bool loom_p2p_cancel(loom_req *req);
