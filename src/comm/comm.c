@@ -158,6 +158,7 @@ int loom_comm_free(struct loom_comm *c, bool run_callbacks)
         loom_handle_free(LOOM_KIND_COMM, c->handle);
     loom_errhandler_unref(c->errhandler);
     loom_comm_shared_release(c->sh);
+    free(c->topo);
     free(p);
     free(c);
     return MPI_SUCCESS;

@@ -34,6 +34,8 @@ struct loom_group {
     int *world; /* [size] world rank of each member, in group order */
 };
 
+struct loom_topo;
+
 struct loom_comm_shared {
     _Atomic int refs;    /* members that still hold the communicator */
     uint32_t context_id; /* point-to-point; context_id + 1: collectives */
@@ -49,6 +51,9 @@ struct loom_comm {
     int handle; /* MPI_Comm of this object */
     MPI_Errhandler errhandler;
     void *priv; /* attributes, name, info, creation sequence: comm's own */
+    /* The member's process topology (src/mpi/topo.c), one malloc'd block
+     * freed with the communicator, or NULL. */
+    struct loom_topo *topo;
 };
 
 /* The calling rank's communicator behind h, or NULL when h is not a valid

@@ -11,6 +11,7 @@
 
 #include "comm/comm_impl.h"
 #include "mpi/mpi_impl.h"
+#include "mpi/topo.h"
 #include "pt2pt/p2p.h"
 #include "util/handle.h"
 
@@ -82,10 +83,14 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
 LOOM_MPI_ALIAS(Comm_size);
 
 /* Hands the new communicator to the user after copying what a duplicate
- * inherits: attributes (copy callbacks) and info hints. */
+ * inherits: its topology, attributes (copy callbacks) and info hints. */
 static int finish_dup(MPI_Comm comm, struct loom_comm *c, struct loom_comm *newc,
                       const struct loom_info *info, MPI_Comm *newcomm, const char *fn)
 {
+    if (c->topo && !(newc->topo = loom_topo_dup(c->topo))) {
+        (void)loom_comm_free(newc, true);
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     int rc = loom_attr_copy_all(c, newc);
     if (rc != MPI_SUCCESS) {
         (void)loom_comm_free(newc, true);
