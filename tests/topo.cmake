@@ -1,6 +1,6 @@
 # Process topologies and neighbourhood collectives (src/mpi/topo.c,
 # neighbor.c).
-set(LOOM_TOPO_TESTS topo_cart topo_graph)
+set(LOOM_TOPO_TESTS topo_cart topo_graph topo_neighbor)
 foreach(t ${LOOM_TOPO_TESTS})
   loom_mpi_program(${t} SOURCES ${t}.c)
   set(counts 1 2 7)
