@@ -144,7 +144,8 @@ static int post(struct ncall *k, const struct block *rb, const struct block *sb,
         }
         return loom_mpi_err(k->comm, MPI_ERR_NO_MEM, k->fn, "out of memory for requests");
     }
-    loom_req *reqs[k->indeg + k->outdeg + 1];
+    /* The parent's child array, filled by loom_req_compound_add() below. */
+    loom_req **reqs = parent->children;
     int n = 0;
     bool nomem = false;
     /* Allocate every child first, so that a failure starts nothing. */
@@ -165,7 +166,7 @@ static int post(struct ncall *k, const struct block *rb, const struct block *sb,
         return loom_mpi_err(k->comm, MPI_ERR_NO_MEM, k->fn, "out of memory for requests");
     }
     for (int i = 0; i < n; i++)
-        loom_req_compound_add(parent, reqs[i]);
+        loom_req_compound_add(parent, reqs[i]); /* reqs[i] stays in place */
     for (int i = 0; i < nrecv; i++)
         loom_p2p_start_recv(reqs[i]);
     for (int i = nrecv; i < n; i++)
