@@ -12,3 +12,8 @@ foreach(t ${LOOM_TOPO_TESTS})
   endforeach()
   expect(${t}_7_one_worker --out "${t}: 7 ranks ok" -- ${RUN} --workers 1 -n 7 ${MPIBIN}/${t})
 endforeach()
+# A truncated neighbour message ends the job at MPI_Wait with the message.
+loom_mpi_program(topo_fatal SOURCES topo_fatal.c)
+expect(topo_fatal_truncate --status 15
+       --err "MPI_Wait: a message of the call was longer than its receive block \\(MPI_ERR_TRUNCATE\\)"
+       -- ${RUN} -n 3 ${MPIBIN}/topo_fatal)

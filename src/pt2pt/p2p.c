@@ -353,8 +353,11 @@ static void child_done(loom_req *parent, bool failed)
     int old = atomic_fetch_sub_explicit(&parent->pending, 1, memory_order_acq_rel);
     if ((old & ~COMPOUND_FAILED) != 1)
         return;
-    if (old & COMPOUND_FAILED)
+    if (old & COMPOUND_FAILED) {
         parent->status_error = MPI_ERR_TRUNCATE;
+        /* The text MPI_Wait raises (NULL when out of memory: a generic one). */
+        parent->why = strdup("a message of the call was longer than its receive block");
+    }
     loom_req_complete_async(parent);
 }
 
