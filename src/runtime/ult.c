@@ -684,6 +684,36 @@ err:
     return rc;
 }
 
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102 /* Linux >= 6.13 */
+#endif
+
+/* Whether madvise(MADV_GUARD_INSTALL) works here (cleared at its first
+ * EINVAL: an older kernel, or valgrind). */
+static _Atomic bool guard_install_ok = true;
+
+/* Makes [p, p + len) a guard region. MADV_GUARD_INSTALL marks the page
+ * tables and leaves the mapping whole, so the stacks, mapped side by side
+ * with the same flags, merge into few mappings; mprotect would split each
+ * stack's mapping in two, two of the kernel's vm.max_map_count mappings per
+ * rank (65530 by default: it stopped jobs at 32,768 ranks). */
+static int install_guard(void *p, size_t len)
+{
+    if (atomic_load_explicit(&guard_install_ok, memory_order_relaxed)) {
+        if (madvise(p, len, MADV_GUARD_INSTALL) == 0)
+            return 0;
+        if (errno != EINVAL)
+            return -1;
+        atomic_store_explicit(&guard_install_ok, false, memory_order_relaxed);
+    }
+    return mprotect(p, len, PROT_NONE);
+}
+
+bool loom_ult_guard_splits(void)
+{
+    return !atomic_load_explicit(&guard_install_ok, memory_order_relaxed);
+}
+
 int loom_ult_create(loom_ult_fn fn, void *arg, int worker, size_t stack_size,
                     struct loom_ult **ult_p)
 {
@@ -707,7 +737,7 @@ int loom_ult_create(loom_ult_fn fn, void *arg, int worker, size_t stack_size,
         goto err_free_ult;
     }
     rc = LOOM_ERR_SYSTEM;
-    if (mprotect(map, page, PROT_NONE) != 0) {
+    if (install_guard(map, page) != 0) {
         loom_log_error("cannot protect a ULT stack guard page: %s", strerror(errno));
         goto err_unmap;
     }
