@@ -1,21 +1,39 @@
 /*
- * Program images: one private copy of the program per rank.
+ * Program images: per rank a copy of what the program writes, one shared
+ * copy of its text.
  *
  * mpicc links a program as an executable shared object (see app_crt.c).
- * Here the file is read once; each rank gets a copy in an anonymous memory
- * file (memfd) that is dlopen'ed with RTLD_LOCAL. glibc identifies loaded
- * objects by path and by device/inode, so every copy is a distinct object
- * with its own .data, .bss and TLS module: globals, statics and
- * thread-locals are per rank, with no change to the program. Libraries the
- * program links dynamically are loaded once and shared by all ranks.
+ * glibc identifies loaded objects by path and by device/inode, so the
+ * program dlopen'ed from a distinct anonymous memory file (memfd) per rank is
+ * a distinct object with its own .data, .bss and TLS module: globals, statics
+ * and thread-locals are per rank, with no change to the program. Libraries
+ * the program links dynamically are loaded once and shared by all ranks.
  *
- * Two details matter:
- *  - The memfds stay open until the job ends: the path /proc/self/fd/N of a
- *    closed memfd would be reused by the next copy, and glibc would hand back
- *    the first copy for the same path.
- *  - Only the part of the file that is mapped (the PT_LOAD extents) is
- *    copied; section headers and debug sections are dropped from the copies,
- *    so a -g build does not cost its debug info once per rank.
+ * What a rank costs (docs/architecture.md, "Per-rank globals"):
+ *  - The program (its PT_LOAD extents) is written once into a master memfd.
+ *    A rank's memfd holds what the dynamic loader reads while it loads
+ *    (headers, notes, dynamic symbols and strings, hash and version tables,
+ *    relocations) and the writable segment; text, rodata and unwind tables
+ *    are holes there, which cost nothing.
+ *  - Right after dlopen, the read-only segments are mapped from the master
+ *    over the rank's as one mapping (read and execute) shared by all ranks,
+ *    and the writable segment and its .bss become one private mapping of the
+ *    master into which the bytes the loader changed (relocations) are
+ *    copied: a rank owns the pages it writes, the others stay the master's.
+ *    The rank's memfd is then closed and freed. Two mappings per rank.
+ *  - Nothing may run the rank's text before that: DT_INIT and DT_INIT_ARRAY
+ *    are retagged in the copies, so that dlopen finds no constructors, and
+ *    the load runs them afterwards as glibc does (the process's argc and
+ *    argv, environ, on the rank's ULT, DT_INIT and then the array in order).
+ *    A program whose loading runs or writes its own text (IRELATIVE
+ *    relocations, IFUNC symbols, TEXTREL) gets a whole copy per rank instead,
+ *    dlopen runs its constructors, and it is remapped the same way after.
+ *  - glibc hands back the object already loaded from a path it has seen,
+ *    and a closed memfd's number is reused: each load opens /proc/self/fd/N
+ *    spelled its own way ("/" or "/." per bit of a load counter first).
+ * Lost to sharing: relro (the writable segment is one read-write mapping)
+ * and the split between executable and read-only pages (the headers and
+ * rodata are mapped executable with the text).
  */
 #define _GNU_SOURCE
 #include "runtime/job.h"
@@ -24,25 +42,37 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/log.h"
 
-#define LOOM_NOTE_TYPE 0x4c4f4f4du
+extern char **environ;
 
-static char *image; /* the trimmed image every copy is made from */
-static size_t image_len;
+#define LOOM_NOTE_TYPE 0x4c4f4f4du
 
 #if defined(__LP64__)
 typedef Elf64_Ehdr ehdr_t;
 typedef Elf64_Phdr phdr_t;
 typedef Elf64_Nhdr nhdr_t;
+typedef Elf64_Shdr shdr_t;
+typedef Elf64_Dyn dyn_t;
+typedef Elf64_Rela rela_t;
+typedef Elf64_Sym sym_t;
+#define ELF_R_TYPE  ELF64_R_TYPE
+#define ELF_ST_TYPE ELF64_ST_TYPE
+#endif
+#if defined(__x86_64__)
+#define R_IRELATIVE R_X86_64_IRELATIVE
+#elif defined(__aarch64__)
+#define R_IRELATIVE R_AARCH64_IRELATIVE
 #endif
 
 /* Checks the ELF header; returns NULL with why filled when it is not ours. */
@@ -127,16 +157,374 @@ bool loom_image_is_loom_program(const char *path, char *why, size_t whylen)
     return ok;
 }
 
-/* Raises the open-file limit so one memfd per rank fits. */
-static void raise_fd_limit(rlim_t need)
+/* How ranks get their copies (decided once, by loom_image_prepare). */
+enum image_mode {
+    MODE_SPARSE, /* loader's tables and writable segment per rank; remapped;
+                    constructors run by Loom */
+    MODE_FULL,   /* whole file per rank, remapped after dlopen */
+    MODE_PLAIN,  /* whole file per rank, as loaded (a layout not remapped) */
+};
+
+/* A range of file offsets [lo, hi). */
+struct range {
+    size_t lo, hi;
+};
+
+/* Retagged DT_INIT, DT_INIT_ARRAY and DT_INIT_ARRAYSZ: tags in the
+ * OS-specific range that glibc ignores. */
+#define LOOM_DT_INIT         0x6000d00cu
+#define LOOM_DT_INIT_ARRAY   0x6000d019u
+#define LOOM_DT_INIT_ARRAYSZ 0x6000d01bu
+
+static struct {
+    char *image; /* the trimmed file: what the master holds */
+    size_t len;
+    int master_fd;
+    enum image_mode mode;
+    size_t page;
+    /* The read-only segments as one range of addresses from the object's
+     * base [ro_lo, ro_hi), at file offset ro_off, and their protection. */
+    uintptr_t ro_lo, ro_hi;
+    size_t ro_off;
+    int ro_prot;
+    /* The writable segment: its pages [rw_lo, rw_hi) from the base (.bss
+     * included), at file offset rw_off; its bytes at [rw_seg, rw_end) of the
+     * file. */
+    uintptr_t rw_lo, rw_hi;
+    size_t rw_off, rw_seg, rw_end;
+    /* MODE_SPARSE: what a rank's memfd holds, and the constructors. */
+    struct range *copy;
+    int ncopy;
+    uintptr_t init, init_array;
+    size_t init_count;
+    int maps_per_rank;
+    int path_bits;
+    atomic_uint loads;
+} img = {.master_fd = -1};
+
+/* The process's argc and argv, which glibc passes to the constructors of
+ * the objects that dlopen loads. */
+static int proc_argc;
+static char **proc_argv;
+
+__attribute__((constructor)) static void keep_args(int argc, char **argv, char **envp)
 {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need) {
-        rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < need)
-            loom_log_warn("the open-file limit (%lu) is below the %lu a job of this size needs",
-                          (unsigned long)rl.rlim_cur, (unsigned long)need);
+    (void)envp;
+    proc_argc = argc;
+    proc_argv = argv;
+}
+
+static bool page_is_zero(const char *p)
+{
+    const uint64_t *w = (const uint64_t *)(const void *)p;
+    for (size_t i = 0; i < img.page / sizeof *w; i++)
+        if (w[i])
+            return false;
+    return true;
+}
+
+static size_t page_down(size_t x)
+{
+    return x & ~(img.page - 1);
+}
+
+static size_t page_up(size_t x)
+{
+    return (x + img.page - 1) & ~(img.page - 1);
+}
+
+/* The file offset of address vaddr (from the base), or SIZE_MAX. */
+static size_t file_offset(const char *p, const ehdr_t *eh, uintptr_t vaddr)
+{
+    const phdr_t *ph = (const phdr_t *)(p + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && vaddr >= ph[i].p_vaddr &&
+            vaddr < ph[i].p_vaddr + ph[i].p_filesz)
+            return ph[i].p_offset + (vaddr - ph[i].p_vaddr);
+    return SIZE_MAX;
+}
+
+/* Finds the read-only and writable ranges; false (MODE_PLAIN) unless there
+ * is exactly one writable PT_LOAD, last in the file and in memory, after
+ * read-only segments that lie at one offset from their file extents. */
+static bool find_ranges(const char *p, const ehdr_t *eh, size_t trimmed_len)
+{
+    const phdr_t *ph = (const phdr_t *)(p + eh->e_phoff);
+    const phdr_t *rw = NULL;
+    bool have_ro = false;
+    intptr_t delta = 0;
+    img.ro_prot = PROT_READ;
+    for (int i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type != PT_LOAD)
+            continue;
+        if (ph[i].p_flags & PF_W) {
+            if (rw)
+                return false;
+            rw = &ph[i];
+            continue;
+        }
+        intptr_t d = (intptr_t)ph[i].p_vaddr - (intptr_t)ph[i].p_offset;
+        if (ph[i].p_filesz != ph[i].p_memsz || (have_ro && d != delta))
+            return false;
+        if (!have_ro || ph[i].p_vaddr < img.ro_lo) {
+            img.ro_lo = page_down(ph[i].p_vaddr);
+            img.ro_off = page_down(ph[i].p_offset);
+        }
+        if (!have_ro || ph[i].p_vaddr + ph[i].p_memsz > img.ro_hi)
+            img.ro_hi = page_up(ph[i].p_vaddr + ph[i].p_memsz);
+        if (ph[i].p_flags & PF_X)
+            img.ro_prot |= PROT_EXEC;
+        have_ro = true;
+        delta = d;
     }
+    if (!rw || !have_ro || rw->p_offset + rw->p_filesz != trimmed_len)
+        return false;
+    img.rw_lo = page_down(rw->p_vaddr);
+    img.rw_hi = page_up(rw->p_vaddr + rw->p_memsz);
+    img.rw_off = page_down(rw->p_offset);
+    img.rw_seg = rw->p_offset;
+    img.rw_end = rw->p_offset + rw->p_filesz;
+    return img.ro_hi <= img.rw_lo;
+}
+
+/* The dynamic section's entries in the file (NULL if none); count in *n_p. */
+static dyn_t *dynamic(char *p, const ehdr_t *eh, size_t *n_p)
+{
+    const phdr_t *ph = (const phdr_t *)(p + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_DYNAMIC) {
+            *n_p = ph[i].p_filesz / sizeof(dyn_t);
+            return (dyn_t *)(p + ph[i].p_offset);
+        }
+    return NULL;
+}
+
+/* The value of tag in the dynamic section, or 0. */
+static uint64_t dyn_val(const dyn_t *d, size_t n, int64_t tag)
+{
+    for (size_t i = 0; i < n && d[i].d_tag != DT_NULL; i++)
+        if (d[i].d_tag == tag)
+            return d[i].d_un.d_val;
+    return 0;
+}
+
+/* True when relocations of the table at vaddr (size bytes) include one that
+ * runs the program's code at load time (an IFUNC resolver). */
+static bool has_irelative(const char *p, size_t len, const ehdr_t *eh, uint64_t vaddr,
+                          uint64_t size)
+{
+    size_t off = vaddr ? file_offset(p, eh, vaddr) : SIZE_MAX;
+    if (off == SIZE_MAX || off + size > len)
+        return vaddr != 0;
+    const rela_t *r = (const rela_t *)(p + off);
+    for (size_t i = 0; i < size / sizeof *r; i++)
+        if (ELF_R_TYPE(r[i].r_info) == R_IRELATIVE)
+            return true;
+    return false;
+}
+
+/* Whether the loader may find the object's text missing: no IFUNC symbols,
+ * no IRELATIVE or REL relocations, no relocations of the text. */
+static bool loads_without_text(const char *p, size_t len, const ehdr_t *eh, const dyn_t *d,
+                               size_t n, const shdr_t *sh)
+{
+    if (dyn_val(d, n, DT_TEXTREL) || (dyn_val(d, n, DT_FLAGS) & DF_TEXTREL) ||
+        dyn_val(d, n, DT_REL) ||
+        has_irelative(p, len, eh, dyn_val(d, n, DT_RELA), dyn_val(d, n, DT_RELASZ)) ||
+        has_irelative(p, len, eh, dyn_val(d, n, DT_JMPREL), dyn_val(d, n, DT_PLTRELSZ)))
+        return false;
+    for (int i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_DYNSYM)
+            continue;
+        if (sh[i].sh_offset + sh[i].sh_size > len || sh[i].sh_entsize != sizeof(sym_t))
+            return false;
+        const sym_t *s = (const sym_t *)(p + sh[i].sh_offset);
+        for (size_t j = 0; j < sh[i].sh_size / sizeof *s; j++)
+            if (ELF_ST_TYPE(s[j].st_info) == STT_GNU_IFUNC && s[j].st_shndx != SHN_UNDEF)
+                return false;
+    }
+    return true;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+    const struct range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The holes of a rank's memfd: the read-only PROGBITS sections (text,
+ * rodata, unwind tables), which the loader never reads. Sorted. */
+static int find_holes(const char *p, size_t len, const ehdr_t *eh, struct range **holes_p)
+{
+    const shdr_t *sh = (const shdr_t *)(p + eh->e_shoff);
+    struct range *h = malloc(((size_t)eh->e_shnum + 1) * sizeof *h);
+    int n = 0;
+    if (!h)
+        return -1;
+    for (int i = 0; i < eh->e_shnum; i++)
+        if (sh[i].sh_type == SHT_PROGBITS && (sh[i].sh_flags & SHF_ALLOC) &&
+            !(sh[i].sh_flags & SHF_WRITE) && sh[i].sh_offset + sh[i].sh_size <= img.rw_seg &&
+            sh[i].sh_offset + sh[i].sh_size <= len && sh[i].sh_size > 0)
+            h[n++] = (struct range){sh[i].sh_offset, sh[i].sh_offset + sh[i].sh_size};
+    qsort(h, (size_t)n, sizeof *h, range_cmp);
+    *holes_p = h;
+    return n;
+}
+
+/* True when the table at vaddr lies outside every hole. */
+static bool outside_holes(const char *p, const ehdr_t *eh, uint64_t vaddr, const struct range *h,
+                          int nh)
+{
+    if (!vaddr)
+        return true;
+    size_t off = file_offset(p, eh, vaddr);
+    if (off == SIZE_MAX)
+        return false;
+    for (int i = 0; i < nh; i++)
+        if (off >= h[i].lo && off < h[i].hi)
+            return false;
+    return true;
+}
+
+/* MODE_SPARSE's plan: the ranges a rank's memfd holds (the complement of the
+ * holes), with every table the loader reads inside them. */
+static bool plan_sparse(const char *p, size_t len, const ehdr_t *eh, const dyn_t *d, size_t n)
+{
+    static const int64_t tables[] = {DT_SYMTAB, DT_STRTAB, DT_HASH,   DT_GNU_HASH, DT_RELA,
+                                     DT_JMPREL, DT_VERSYM, DT_VERDEF, DT_VERNEED,  DT_RELR};
+    struct range *h;
+    int nh = find_holes(p, len, eh, &h);
+    if (nh < 0)
+        return false;
+    bool ok = true;
+    for (size_t i = 0; i < LOOM_ARRAY_SIZE(tables); i++)
+        ok = ok && outside_holes(p, eh, dyn_val(d, n, tables[i]), h, nh);
+    img.copy = malloc(((size_t)nh + 2) * sizeof *img.copy);
+    if (!ok || !img.copy) {
+        free(h);
+        return false;
+    }
+    size_t at = 0;
+    img.ncopy = 0;
+    for (int i = 0; i < nh; i++) {
+        if (h[i].lo > at)
+            img.copy[img.ncopy++] = (struct range){at, h[i].lo};
+        if (h[i].hi > at)
+            at = h[i].hi;
+    }
+    img.copy[img.ncopy++] = (struct range){at, img.rw_end};
+    free(h);
+    return true;
+}
+
+/* Retags the constructors in the image so that dlopen runs none, and keeps
+ * them for loom_image_load. */
+static void take_constructors(dyn_t *d, size_t n)
+{
+    for (size_t i = 0; i < n && d[i].d_tag != DT_NULL; i++) {
+        switch (d[i].d_tag) {
+        case DT_INIT:
+            img.init = d[i].d_un.d_ptr;
+            d[i].d_tag = LOOM_DT_INIT;
+            break;
+        case DT_INIT_ARRAY:
+            img.init_array = d[i].d_un.d_ptr;
+            d[i].d_tag = LOOM_DT_INIT_ARRAY;
+            break;
+        case DT_INIT_ARRAYSZ:
+            img.init_count = d[i].d_un.d_val / sizeof(void *);
+            d[i].d_tag = LOOM_DT_INIT_ARRAYSZ;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* Mappings a rank's copy costs in each mode. */
+static int plain_maps(const char *p, const ehdr_t *eh)
+{
+    const phdr_t *ph = (const phdr_t *)(p + eh->e_phoff);
+    int n = 0;
+    for (int i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type == PT_GNU_RELRO)
+            n++;
+        if (ph[i].p_type != PT_LOAD)
+            continue;
+        n++;
+        if (page_up(ph[i].p_vaddr + ph[i].p_memsz) > page_up(ph[i].p_vaddr + ph[i].p_filesz))
+            n++; /* .bss beyond the file's pages */
+    }
+    return n;
+}
+
+/* Decides the mode and prepares it; p is the whole file, len_p its length,
+ * trimmed to the PT_LOAD extents on return. */
+static void plan(char *p, size_t *len_p, const ehdr_t *eh)
+{
+    size_t len = *len_p;
+    const phdr_t *ph = (const phdr_t *)(p + eh->e_phoff);
+    size_t end = eh->e_phoff + (size_t)eh->e_phnum * sizeof(phdr_t);
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > end)
+            end = ph[i].p_offset + ph[i].p_filesz;
+    if (end > len)
+        end = len;
+    img.mode = MODE_PLAIN;
+    img.maps_per_rank = plain_maps(p, eh);
+    size_t nd = 0;
+    dyn_t *d = dynamic(p, eh, &nd);
+    if (find_ranges(p, eh, end) && d && (char *)(d + nd) <= p + len) {
+        img.mode = MODE_FULL;
+        img.maps_per_rank = 2;
+        const shdr_t *sh = (const shdr_t *)(p + eh->e_shoff);
+        bool have_sections = eh->e_shoff && eh->e_shentsize == sizeof(shdr_t) &&
+                             eh->e_shoff + (size_t)eh->e_shnum * sizeof(shdr_t) <= len;
+        if (!getenv("LOOM_IMAGE_FULL") && have_sections &&
+            loads_without_text(p, len, eh, d, nd, sh) && plan_sparse(p, len, eh, d, nd)) {
+            img.mode = MODE_SPARSE;
+            take_constructors(d, nd);
+        }
+    }
+    /* Keep only what the loader maps; drop section headers with the rest. */
+    if (end < len) {
+        ehdr_t *w = (ehdr_t *)p;
+        w->e_shoff = 0;
+        w->e_shnum = 0;
+        w->e_shstrndx = 0;
+    }
+    *len_p = end;
+}
+
+/* Writes len bytes of buf at offset off of fd. */
+static int write_at(int fd, const char *buf, size_t len, size_t off)
+{
+    while (len) {
+        ssize_t n = pwrite(fd, buf, len, (off_t)off);
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+        off += (size_t)n;
+    }
+    return 0;
+}
+
+/* The master memfd: the image, and zeros for the .bss pages. */
+static int make_master(void)
+{
+    int fd = memfd_create("loom-program", MFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t size = img.len;
+    if (img.mode != MODE_PLAIN && img.rw_off + (img.rw_hi - img.rw_lo) > size)
+        size = img.rw_off + (img.rw_hi - img.rw_lo);
+    if (write_at(fd, img.image, img.len, 0) != 0 || ftruncate(fd, (off_t)size) != 0) {
+        close(fd);
+        return -1;
+    }
+    img.master_fd = fd;
+    return 0;
 }
 
 int loom_image_prepare(const char *path)
@@ -154,65 +542,169 @@ int loom_image_prepare(const char *path)
         free(p);
         return LOOM_ERR_INVALID;
     }
-    /* Keep only what the loader maps; drop section headers with the rest. */
-    const phdr_t *ph = (const phdr_t *)(p + eh->e_phoff);
-    size_t end = eh->e_phoff + (size_t)eh->e_phnum * sizeof(phdr_t);
-    for (int i = 0; i < eh->e_phnum; i++)
-        if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > end)
-            end = ph[i].p_offset + ph[i].p_filesz;
-    if (end < len) {
-        ehdr_t *w = (ehdr_t *)p;
-        w->e_shoff = 0;
-        w->e_shnum = 0;
-        w->e_shstrndx = 0;
-        len = end;
+    img.page = (size_t)sysconf(_SC_PAGESIZE);
+    plan(p, &len, eh);
+    img.image = p;
+    img.len = len;
+    img.path_bits = 1;
+    while (img.path_bits < 31 && (1u << img.path_bits) < (unsigned)loom_job.nranks)
+        img.path_bits++;
+    static const char *const modes[] = {"text shared, loader tables and data per rank",
+                                        "whole copy per rank, then text shared",
+                                        "whole copy per rank"};
+    loom_log_debug("image: %s: %s, %d mappings per rank", path, modes[img.mode], img.maps_per_rank);
+    if (make_master() != 0) {
+        loom_log_error("cannot copy %s into memory: %s", path, strerror(errno));
+        return LOOM_ERR_SYSTEM;
     }
-    image = p;
-    image_len = len;
-    raise_fd_limit((rlim_t)loom_job.nranks + 256);
     return LOOM_OK;
+}
+
+int loom_image_maps_per_rank(void)
+{
+    return img.maps_per_rank;
+}
+
+/* Fills a rank's memfd: what the loader reads (MODE_SPARSE), or all. */
+static int fill_copy(int fd)
+{
+    if (img.mode != MODE_SPARSE)
+        return write_at(fd, img.image, img.len, 0);
+    for (int i = 0; i < img.ncopy; i++)
+        if (write_at(fd, img.image + img.copy[i].lo, img.copy[i].hi - img.copy[i].lo,
+                     img.copy[i].lo) != 0)
+            return -1;
+    return ftruncate(fd, (off_t)img.len);
+}
+
+/* "/" or "/." per bit of k, lowest first, then "/proc/self/fd/N": a
+ * spelling of the path that no other load of this job uses. glibc compares
+ * the new path with every loaded object's: the paths differ early. */
+static void rank_path(char *buf, size_t len, int fd, unsigned k)
+{
+    char *p = buf;
+    for (int b = 0; b < img.path_bits; b++)
+        p = stpcpy(p, (k >> b) & 1 ? "/." : "/");
+    snprintf(p, len - (size_t)(p - buf), "/proc/self/fd/%d", fd);
+}
+
+/* Copies into tmp the non-zero pages of .bss at [from, len) of cur: those
+ * that are resident (mincore), so that an untouched .bss costs nothing. */
+static int copy_bss(char *cur, char *tmp, size_t from, size_t len)
+{
+    size_t first = page_down(from), npages = (len - first) / img.page;
+    if (from > first) { /* the file's last page: its tail is .bss */
+        size_t i = from;
+        while (i < first + img.page && cur[i] == 0)
+            i++;
+        if (i < first + img.page)
+            memcpy(tmp + from, cur + from, first + img.page - from);
+        first += img.page;
+        npages--;
+    }
+    if (npages == 0)
+        return 0;
+    unsigned char *res = malloc(npages);
+    if (!res || mincore(cur + first, npages * img.page, res) != 0) {
+        free(res);
+        return -1;
+    }
+    for (size_t i = 0; i < npages; i++) {
+        char *pg = cur + first + i * img.page;
+        if ((res[i] & 1) && !page_is_zero(pg))
+            memcpy(tmp + first + i * img.page, pg, img.page);
+    }
+    free(res);
+    return 0;
+}
+
+/* Maps the master's read-only segments over the copy's, and replaces its
+ * writable segment and .bss by one private mapping of the master that holds
+ * the copy's changed bytes. */
+static int remap(char *base)
+{
+    if (mmap(base + img.ro_lo, img.ro_hi - img.ro_lo, img.ro_prot, MAP_PRIVATE | MAP_FIXED,
+             img.master_fd, (off_t)img.ro_off) == MAP_FAILED)
+        return -1;
+    size_t len = img.rw_hi - img.rw_lo;
+    char *tmp =
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, img.master_fd, (off_t)img.rw_off);
+    if (tmp == MAP_FAILED)
+        return -1;
+    /* The loader writes only the file's part (relocations); in MODE_FULL
+     * the constructors have run too, and may have written .bss. */
+    char *cur = base + img.rw_lo;
+    size_t seg = img.rw_seg - img.rw_off, file_end = img.rw_end - img.rw_off;
+    for (size_t o = page_down(seg); o < file_end; o += img.page) {
+        size_t lo = o < seg ? seg : o, hi = o + img.page < file_end ? o + img.page : file_end;
+        if (memcmp(cur + lo, img.image + img.rw_off + lo, hi - lo) != 0)
+            memcpy(tmp + lo, cur + lo, hi - lo);
+    }
+    if (img.mode == MODE_FULL && copy_bss(cur, tmp, file_end, len) != 0) {
+        munmap(tmp, len);
+        return -1;
+    }
+    if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, base + img.rw_lo) == MAP_FAILED) {
+        munmap(tmp, len);
+        return -1;
+    }
+    return 0;
+}
+
+/* The constructors dlopen did not run, as glibc's call_init runs them. */
+static void run_constructors(char *base)
+{
+    typedef void (*init_fn)(int, char **, char **);
+    if (img.init)
+        ((init_fn)(void *)(base + img.init))(proc_argc, proc_argv, environ);
+    init_fn *a = (init_fn *)(void *)(base + img.init_array);
+    for (size_t i = 0; img.init_array && i < img.init_count; i++)
+        a[i](proc_argc, proc_argv, environ);
 }
 
 int loom_image_load(struct loom_rank *r)
 {
-    char name[32], path[64];
+    char name[32], path[160];
     snprintf(name, sizeof name, "loom-rank-%d", r->rank);
     int fd = memfd_create(name, MFD_CLOEXEC);
     if (fd < 0) {
         loom_log_error("rank %d: memfd_create: %s", r->rank, strerror(errno));
         return LOOM_ERR_SYSTEM;
     }
-    size_t done = 0;
-    while (done < image_len) {
-        ssize_t n = write(fd, image + done, image_len - done);
-        if (n <= 0) {
-            loom_log_error("rank %d: copying the program: %s", r->rank, strerror(errno));
-            goto err_close;
-        }
-        done += (size_t)n;
+    if (fill_copy(fd) != 0) {
+        loom_log_error("rank %d: copying the program: %s", r->rank, strerror(errno));
+        close(fd);
+        return LOOM_ERR_SYSTEM;
     }
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    unsigned k = atomic_fetch_add_explicit(&img.loads, 1, memory_order_relaxed);
+    rank_path(path, sizeof path, fd, k);
     void *dl = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    close(fd);
     if (!dl) {
         loom_log_error("rank %d: loading %s: %s", r->rank, loom_job.program, dlerror());
-        goto err_close;
+        return LOOM_ERR_SYSTEM;
     }
-    r->memfd = fd;
+    struct link_map *lm;
+    if (img.mode != MODE_PLAIN) {
+        if (dlinfo(dl, RTLD_DI_LINKMAP, &lm) != 0 || remap((char *)lm->l_addr) != 0) {
+            loom_log_error("rank %d: mapping %s's shared text: %s", r->rank, loom_job.program,
+                           strerror(errno));
+            return LOOM_ERR_SYSTEM;
+        }
+        if (img.mode == MODE_SPARSE)
+            run_constructors((char *)lm->l_addr);
+    }
     r->dl = dl;
     return LOOM_OK;
-err_close:
-    close(fd);
-    return LOOM_ERR_SYSTEM;
 }
 
 void loom_image_release(void)
 {
-    for (int i = 0; i < loom_job.nranks; i++) {
-        struct loom_rank *r = &loom_job.ranks[i];
-        if (r->memfd > 0)
-            close(r->memfd);
-        r->memfd = -1;
-    }
-    free(image);
-    image = NULL;
+    if (img.master_fd >= 0)
+        close(img.master_fd);
+    img.master_fd = -1;
+    free(img.copy);
+    img.copy = NULL;
+    free(img.image);
+    img.image = NULL;
 }

@@ -289,7 +289,6 @@ int loom_job_run(const struct loom_job_spec *spec)
         struct loom_rank *r = &loom_job.ranks[i];
         r->rank = i;
         r->worker = placement.worker_of_rank[i];
-        r->memfd = -1;
         r->argc = spec->argc;
         r->argv = copy_argv(spec->argc, spec->argv);
         if (!r->argv)
@@ -316,7 +315,6 @@ void loom_job_singleton(void)
         return;
     static struct loom_rank self LOOM_ALIGNED_CL;
     self.rank = 0;
-    self.memfd = -1;
     self.state = LOOM_RANK_RUNNING;
     loom_job.ranks = &self;
     loom_job.singleton = true;

@@ -54,7 +54,6 @@ struct loom_rank {
     int worker;
     struct loom_ult *ult; /* NULL for a singleton */
     void *dl;             /* this rank's copy of the program */
-    int memfd;
     int argc;
     char **argv; /* private copy */
     int exit_status;
@@ -130,6 +129,8 @@ void loom_stdio_flush_rank(struct loom_rank *r);
 bool loom_image_is_loom_program(const char *path, char *why, size_t whylen);
 int loom_image_prepare(const char *path) LOOM_MUST_CHECK;
 int loom_image_load(struct loom_rank *r) LOOM_MUST_CHECK;
+/* The memory mappings (vm.max_map_count) each rank's copy costs. */
+int loom_image_maps_per_rank(void);
 void loom_image_release(void);
 
 #endif
