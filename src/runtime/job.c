@@ -236,6 +236,52 @@ static char **copy_argv(int argc, char **argv)
     return a;
 }
 
+/* The lines of /proc/self/maps: the mappings the process has now. */
+static long count_maps(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return 0;
+    long n = 0;
+    int c;
+    while ((c = getc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* Refuses a job whose ranks cannot fit in the kernel's limit on memory
+ * mappings (vm.max_map_count), naming it and how to raise it, instead of a
+ * loader error halfway through the start. LOOM_MAX_MAP_COUNT stands in for
+ * the limit (tests). */
+static int check_map_count(int nranks)
+{
+    long limit = (long)loom_env_size("LOOM_MAX_MAP_COUNT", 0);
+    if (limit == 0) {
+        FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+        if (!f || fscanf(f, "%ld", &limit) != 1)
+            limit = 0;
+        if (f)
+            fclose(f);
+        if (limit <= 0)
+            return LOOM_OK;
+    }
+    /* A rank's copy of the program, its stack (0 when guard pages are guard
+     * regions: neighbouring stacks merge), and room for what ranks map
+     * while they run (large allocations, MPI's windows...). */
+    long per_rank = loom_image_maps_per_rank() + (loom_ult_guard_splits() ? 2 : 0);
+    long now = count_maps(), slack = 1000;
+    long need = now + (long)nranks * per_rank + slack;
+    if (need <= limit)
+        return LOOM_OK;
+    long fit = (limit - now - slack) / per_rank;
+    loom_log_error("%d ranks need about %ld memory mappings (%ld per rank), more than this "
+                   "system's limit vm.max_map_count = %ld, which fits about %ld ranks; raise it "
+                   "(as root: sysctl -w vm.max_map_count=%ld) or run fewer ranks",
+                   nranks, need, per_rank, limit, fit > 0 ? fit : 0, need + need / 4);
+    return LOOM_ERR_NOMEM;
+}
+
 int loom_job_run(const struct loom_job_spec *spec)
 {
     int rc = loom_topo_init();
@@ -270,7 +316,7 @@ int loom_job_run(const struct loom_job_spec *spec)
         return 1;
     memset(loom_job.ranks, 0, (size_t)spec->nranks * sizeof(struct loom_rank));
     if (loom_stdio_init(spec->tag_output) != LOOM_OK ||
-        loom_image_prepare(spec->program) != LOOM_OK)
+        loom_image_prepare(spec->program) != LOOM_OK || check_map_count(spec->nranks) != LOOM_OK)
         return 1;
     install_signal_handlers();
     loom_reap_init();

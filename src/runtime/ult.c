@@ -711,6 +711,14 @@ static int install_guard(void *p, size_t len)
 
 bool loom_ult_guard_splits(void)
 {
+    /* A probe settles guard_install_ok when no stack was made yet. */
+    long page = sysconf(_SC_PAGESIZE);
+    char *p = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) {
+        (void)install_guard(p, (size_t)page);
+        munmap(p, 2 * (size_t)page);
+    }
     return !atomic_load_explicit(&guard_install_ok, memory_order_relaxed);
 }
 

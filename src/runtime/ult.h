@@ -175,8 +175,7 @@ int loom_ult_worker(const struct loom_ult *u);
 void loom_ult_stack_bounds(const struct loom_ult *u, void **lo_p, void **hi_p, void **guard_p);
 
 /* True when a stack's guard page costs a mapping of its own (mprotect, on
- * kernels before 6.13), false when stacks cost ~0 mappings each. Known
- * after the first loom_ult_create. */
+ * kernels before 6.13), false when stacks cost ~0 mappings each. */
 bool loom_ult_guard_splits(void);
 
 /* True when another ULT is ready on the calling worker (waiters use it to

@@ -1,0 +1,26 @@
+# Program images (issue 18): ranks share the program's text and read-only
+# data and own what they write; each rank costs ~2 memory mappings; a job
+# that cannot fit in vm.max_map_count is refused by name; 16,384 ranks start.
+loom_mpi_program(image_share SOURCES image_share.c)
+# An IFUNC symbol: its resolver runs while the program loads, so each rank
+# gets a whole copy (then remapped to the shared text).
+loom_mpi_program(image_share_ifunc SOURCES image_share.c FLAGS -DWITH_IFUNC)
+# A 1 MiB array, for many ranks (each load still writes the data segment once).
+loom_mpi_program(image_share_small SOURCES image_share.c FLAGS -DBIG_MIB=1)
+foreach(n 1 4 64)
+  expect(image_share_${n} --out "image_share: ${n} ranks ok" -- ${RUN} --timeout 100 -n ${n} ${MPIBIN}/image_share)
+endforeach()
+expect(image_share_ifunc_4 --out "image_share: 4 ranks ok" -- ${RUN} --timeout 100 -n 4 ${MPIBIN}/image_share_ifunc)
+expect(image_map_limit --status 1
+       --err "1024 ranks need about [0-9]+ memory mappings .2 per rank., more than this system's limit vm.max_map_count = 2000, which fits about [0-9]+ ranks. raise it .as root: sysctl -w vm.max_map_count=[0-9]+."
+       -- env LOOM_MAX_MAP_COUNT=2000 ${RUN} -n 1024 ${MPIBIN}/hello)
+if(LOOM_SANITIZE)
+  return()
+endif()
+# 1024 ranks: at most 3 mappings per rank (the process's own ~150 included).
+expect(image_share_1024 --out "image_share: 1024 ranks ok" -- ${RUN} --timeout 200 -n 1024 ${MPIBIN}/image_share_small 3)
+expect(image_share_ifunc_64 --out "image_share: 64 ranks ok" -- ${RUN} --timeout 100 -n 64 ${MPIBIN}/image_share_ifunc)
+# 16,384 ranks within the default vm.max_map_count (65530). glibc's dlopen
+# walks every loaded object (O(n^2) over the job): ~15-20 s of CPU here.
+expect(hello_16384 --count "^hello from rank [0-9]+ of 16384$" 16384 -- ${RUN} --timeout 280 -n 16384 ${MPIBIN}/hello)
+set_tests_properties(hello_16384 PROPERTIES TIMEOUT 300)
