@@ -10,6 +10,7 @@ loom_mpi_program(image_share_small SOURCES image_share.c FLAGS -DBIG_MIB=1)
 foreach(n 1 4 64)
   expect(image_share_${n} --out "image_share: ${n} ranks ok" -- ${RUN} --timeout 100 -n ${n} ${MPIBIN}/image_share)
 endforeach()
+expect(image_share_full_4 --out "image_share: 4 ranks ok" -- env LOOM_IMAGE_FULL=1 ${RUN} --timeout 100 -n 4 ${MPIBIN}/image_share)
 expect(image_share_ifunc_4 --out "image_share: 4 ranks ok" -- ${RUN} --timeout 100 -n 4 ${MPIBIN}/image_share_ifunc)
 expect(image_map_limit --status 1
        --err "1024 ranks need about [0-9]+ memory mappings .2 per rank., more than this system's limit vm.max_map_count = 2000, which fits about [0-9]+ ranks. raise it .as root: sysctl -w vm.max_map_count=[0-9]+."

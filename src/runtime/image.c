@@ -214,13 +214,38 @@ __attribute__((constructor)) static void keep_args(int argc, char **argv, char *
     proc_argv = argv;
 }
 
-static bool page_is_zero(const char *p)
+/* The copy's writable segment is compared and copied as raw bytes: in
+ * MODE_FULL an ASAN-instrumented program's constructors have already
+ * poisoned the redzones between its globals, which these loops read. */
+#define RAW_BYTES __attribute__((no_sanitize("address", "hwaddress")))
+
+/* Whether n bytes at a equal those at b (ref NULL: zeros). */
+RAW_BYTES static bool same_bytes(const char *a, const char *b, size_t n)
 {
-    const uint64_t *w = (const uint64_t *)(const void *)p;
-    for (size_t i = 0; i < img.page / sizeof *w; i++)
-        if (w[i])
+    static const uint64_t zero;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, y;
+        __builtin_memcpy(&x, a + i, 8);
+        __builtin_memcpy(&y, b ? b + i : (const char *)&zero, 8);
+        if (x != y)
+            return false;
+    }
+    for (; i < n; i++)
+        if (a[i] != (b ? b[i] : 0))
             return false;
     return true;
+}
+
+RAW_BYTES static void copy_bytes(char *to, const char *from, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        to[i] = from[i];
+}
+
+static bool page_is_zero(const char *p)
+{
+    return same_bytes(p, NULL, img.page);
 }
 
 static size_t page_down(size_t x)
@@ -401,6 +426,8 @@ static bool plan_sparse(const char *p, size_t len, const ehdr_t *eh, const dyn_t
         ok = ok && outside_holes(p, eh, dyn_val(d, n, tables[i]), h, nh);
     img.copy = malloc(((size_t)nh + 2) * sizeof *img.copy);
     if (!ok || !img.copy) {
+        free(img.copy);
+        img.copy = NULL;
         free(h);
         return false;
     }
@@ -480,7 +507,7 @@ static void plan(char *p, size_t *len_p, const ehdr_t *eh)
         const shdr_t *sh = (const shdr_t *)(p + eh->e_shoff);
         bool have_sections = eh->e_shoff && eh->e_shentsize == sizeof(shdr_t) &&
                              eh->e_shoff + (size_t)eh->e_shnum * sizeof(shdr_t) <= len;
-        if (!getenv("LOOM_IMAGE_FULL") && have_sections &&
+        if (!loom_env_size("LOOM_IMAGE_FULL", 0) && have_sections &&
             loads_without_text(p, len, eh, d, nd, sh) && plan_sparse(p, len, eh, d, nd)) {
             img.mode = MODE_SPARSE;
             take_constructors(d, nd);
@@ -594,11 +621,8 @@ static int copy_bss(char *cur, char *tmp, size_t from, size_t len)
 {
     size_t first = page_down(from), npages = (len - first) / img.page;
     if (from > first) { /* the file's last page: its tail is .bss */
-        size_t i = from;
-        while (i < first + img.page && cur[i] == 0)
-            i++;
-        if (i < first + img.page)
-            memcpy(tmp + from, cur + from, first + img.page - from);
+        if (!same_bytes(cur + from, NULL, first + img.page - from))
+            copy_bytes(tmp + from, cur + from, first + img.page - from);
         first += img.page;
         npages--;
     }
@@ -612,7 +636,7 @@ static int copy_bss(char *cur, char *tmp, size_t from, size_t len)
     for (size_t i = 0; i < npages; i++) {
         char *pg = cur + first + i * img.page;
         if ((res[i] & 1) && !page_is_zero(pg))
-            memcpy(tmp + first + i * img.page, pg, img.page);
+            copy_bytes(tmp + first + i * img.page, pg, img.page);
     }
     free(res);
     return 0;
@@ -637,8 +661,8 @@ static int remap(char *base)
     size_t seg = img.rw_seg - img.rw_off, file_end = img.rw_end - img.rw_off;
     for (size_t o = page_down(seg); o < file_end; o += img.page) {
         size_t lo = o < seg ? seg : o, hi = o + img.page < file_end ? o + img.page : file_end;
-        if (memcmp(cur + lo, img.image + img.rw_off + lo, hi - lo) != 0)
-            memcpy(tmp + lo, cur + lo, hi - lo);
+        if (!same_bytes(cur + lo, img.image + img.rw_off + lo, hi - lo))
+            copy_bytes(tmp + lo, cur + lo, hi - lo);
     }
     if (img.mode == MODE_FULL && copy_bss(cur, tmp, file_end, len) != 0) {
         munmap(tmp, len);
