@@ -10,6 +10,10 @@ loom_mpi_program(image_share_small SOURCES image_share.c FLAGS -DBIG_MIB=1)
 foreach(n 1 4 64)
   expect(image_share_${n} --out "image_share: ${n} ranks ok" -- ${RUN} --timeout 100 -n ${n} ${MPIBIN}/image_share)
 endforeach()
+# The 8 MiB array is not written into each rank's memfd: only the pages the
+# loader uses (relocation targets, the dynamic section, the GOT's header).
+expect(image_share_data_pages --err "a rank's memfd holds [1-9] of the 20[0-9][0-9] pages of data"
+       -- env LOOM_DEBUG=1 ${RUN} --timeout 100 -n 2 ${MPIBIN}/image_share)
 expect(image_share_full_4 --out "image_share: 4 ranks ok" -- env LOOM_IMAGE_FULL=1 ${RUN} --timeout 100 -n 4 ${MPIBIN}/image_share)
 expect(image_share_ifunc_4 --out "image_share: 4 ranks ok" -- ${RUN} --timeout 100 -n 4 ${MPIBIN}/image_share_ifunc)
 expect(image_map_limit --status 1

@@ -195,6 +195,11 @@ static struct {
     /* MODE_SPARSE: what a rank's memfd holds, and the constructors. */
     struct range *copy;
     int ncopy;
+    /* MODE_SPARSE: the pages of the writable segment's file part (from
+     * rw_off) that the loader reads or writes (relocation targets, the
+     * dynamic section, the TLS image, the GOT's header); NULL: all. */
+    unsigned char *rw_used;
+    size_t rw_npages;
     uintptr_t init, init_array;
     size_t init_count;
     int maps_per_rank;
@@ -411,6 +416,82 @@ static bool outside_holes(const char *p, const ehdr_t *eh, uint64_t vaddr, const
     return true;
 }
 
+/* Marks the writable pages holding [vaddr, vaddr + size). */
+static void mark_used(const char *p, const ehdr_t *eh, uint64_t vaddr, uint64_t size)
+{
+    size_t lo = file_offset(p, eh, vaddr), hi = lo + (size ? size : 1);
+    if (lo == SIZE_MAX || lo < img.rw_seg || lo >= img.rw_end)
+        return;
+    for (size_t o = page_down(lo); o < hi && o < img.rw_end; o += img.page)
+        img.rw_used[(o - img.rw_off) / img.page] = 1;
+}
+
+/* Marks the targets of the RELA table at vaddr (size bytes). */
+static void mark_rela(const char *p, size_t len, const ehdr_t *eh, uint64_t vaddr, uint64_t size)
+{
+    size_t off = vaddr ? file_offset(p, eh, vaddr) : SIZE_MAX;
+    if (off == SIZE_MAX || off + size > len)
+        return;
+    const rela_t *r = (const rela_t *)(p + off);
+    for (size_t i = 0; i < size / sizeof *r; i++)
+        mark_used(p, eh, r[i].r_offset, sizeof(uint64_t));
+}
+
+/* Marks the targets of the RELR table at vaddr (size bytes): an address,
+ * then bitmaps of the 63 words that follow it. */
+static void mark_relr(const char *p, size_t len, const ehdr_t *eh, uint64_t vaddr, uint64_t size)
+{
+    size_t off = vaddr ? file_offset(p, eh, vaddr) : SIZE_MAX;
+    if (off == SIZE_MAX || off + size > len)
+        return;
+    const uint64_t *e = (const uint64_t *)(const void *)(p + off);
+    uint64_t where = 0;
+    for (size_t i = 0; i < size / sizeof *e; i++) {
+        if (!(e[i] & 1)) {
+            mark_used(p, eh, e[i], 8);
+            where = e[i] + 8;
+            continue;
+        }
+        for (int b = 1; b < 64; b++)
+            if ((e[i] >> b) & 1)
+                mark_used(p, eh, where + (uint64_t)(b - 1) * 8, 8);
+        where += 63 * 8;
+    }
+}
+
+/* Whether this process can tell written pages from read ones
+ * (/proc/self/pagemap), which checks the marks at each load. */
+static bool pagemap_works(void)
+{
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    uint64_t e = 0;
+    volatile char probe = 1; /* on the stack: present */
+    bool ok = fd >= 0 && pread(fd, &e, 8, (off_t)((uintptr_t)&probe / img.page * 8)) == 8 &&
+              (e >> 63) & 1;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+/* The writable pages that the loader uses; without pagemap, all of them. */
+static void plan_rw_pages(const char *p, size_t len, const ehdr_t *eh, const dyn_t *d, size_t n)
+{
+    img.rw_npages = (page_up(img.rw_end) - img.rw_off) / img.page;
+    if (!pagemap_works() || !(img.rw_used = calloc(img.rw_npages, 1)))
+        return;
+    const phdr_t *ph = (const phdr_t *)(p + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_DYNAMIC || ph[i].p_type == PT_TLS)
+            mark_used(p, eh, ph[i].p_vaddr, ph[i].p_filesz);
+    mark_used(p, eh, dyn_val(d, n, DT_PLTGOT), 3 * sizeof(uint64_t));
+    /* The loader zeroes the tail of the file's last page (.bss). */
+    if (img.rw_end % img.page)
+        img.rw_used[img.rw_npages - 1] = 1;
+    mark_rela(p, len, eh, dyn_val(d, n, DT_RELA), dyn_val(d, n, DT_RELASZ));
+    mark_rela(p, len, eh, dyn_val(d, n, DT_JMPREL), dyn_val(d, n, DT_PLTRELSZ));
+    mark_relr(p, len, eh, dyn_val(d, n, DT_RELR), dyn_val(d, n, DT_RELRSZ));
+}
+
 /* MODE_SPARSE's plan: the ranges a rank's memfd holds (the complement of the
  * holes), with every table the loader reads inside them. */
 static bool plan_sparse(const char *p, size_t len, const ehdr_t *eh, const dyn_t *d, size_t n)
@@ -424,10 +505,13 @@ static bool plan_sparse(const char *p, size_t len, const ehdr_t *eh, const dyn_t
     bool ok = true;
     for (size_t i = 0; i < LOOM_ARRAY_SIZE(tables); i++)
         ok = ok && outside_holes(p, eh, dyn_val(d, n, tables[i]), h, nh);
-    img.copy = malloc(((size_t)nh + 2) * sizeof *img.copy);
+    plan_rw_pages(p, len, eh, d, n);
+    img.copy = malloc(((size_t)nh + 2 + img.rw_npages) * sizeof *img.copy);
     if (!ok || !img.copy) {
         free(img.copy);
         img.copy = NULL;
+        free(img.rw_used);
+        img.rw_used = NULL;
         free(h);
         return false;
     }
@@ -439,7 +523,18 @@ static bool plan_sparse(const char *p, size_t len, const ehdr_t *eh, const dyn_t
         if (h[i].hi > at)
             at = h[i].hi;
     }
-    img.copy[img.ncopy++] = (struct range){at, img.rw_end};
+    if (!img.rw_used) {
+        img.copy[img.ncopy++] = (struct range){at, img.rw_end};
+    } else {
+        if (at < img.rw_seg)
+            img.copy[img.ncopy++] = (struct range){at, img.rw_seg};
+        for (size_t i = 0; i < img.rw_npages; i++) {
+            size_t lo = img.rw_off + i * img.page, hi = lo + img.page;
+            if (img.rw_used[i])
+                img.copy[img.ncopy++] = (struct range){lo < img.rw_seg ? img.rw_seg : lo,
+                                                       hi > img.rw_end ? img.rw_end : hi};
+        }
+    }
     free(h);
     return true;
 }
@@ -579,7 +674,13 @@ int loom_image_prepare(const char *path)
     static const char *const modes[] = {"text shared, loader tables and data per rank",
                                         "whole copy per rank, then text shared",
                                         "whole copy per rank"};
-    loom_log_debug("image: %s: %s, %d mappings per rank", path, modes[img.mode], img.maps_per_rank);
+    size_t used = 0;
+    for (size_t i = 0; img.rw_used && i < img.rw_npages; i++)
+        used += img.rw_used[i];
+    loom_log_debug("image: %s: %s, %d mappings per rank; a rank's memfd holds %zu of the %zu "
+                   "pages of data",
+                   path, modes[img.mode], img.maps_per_rank, img.rw_used ? used : img.rw_npages,
+                   img.rw_npages);
     if (make_master() != 0) {
         loom_log_error("cannot copy %s into memory: %s", path, strerror(errno));
         return LOOM_ERR_SYSTEM;
@@ -642,6 +743,40 @@ static int copy_bss(char *cur, char *tmp, size_t from, size_t len)
     return 0;
 }
 
+/* Checks with /proc/self/pagemap that the loader wrote none of the pages
+ * that the rank's memfd left as holes (a write there would have started
+ * from zeros, not from the program's data). */
+static int check_unused(const char *cur)
+{
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t first = (uintptr_t)cur / img.page;
+    uint64_t e[512];
+    int rc = 0;
+    for (size_t i = 0; i < img.rw_npages && rc == 0; i += 512) {
+        size_t n = img.rw_npages - i < 512 ? img.rw_npages - i : 512;
+        if (pread(fd, e, n * 8, (off_t)((first + i) * 8)) != (ssize_t)(n * 8)) {
+            rc = -1;
+            break;
+        }
+        for (size_t j = 0; j < n; j++) {
+            /* bit 63: present, 62: swapped, 61: a file's page (not written) */
+            bool written = (((e[j] >> 63) & 1) && !((e[j] >> 61) & 1)) || ((e[j] >> 62) & 1);
+            if (written && !img.rw_used[i + j]) {
+                loom_log_error("the loader wrote page %zu of %s's data, which Loom did not "
+                               "expect; LOOM_IMAGE_FULL=1 avoids this",
+                               i + j, loom_job.program);
+                errno = EINVAL;
+                rc = -1;
+                break;
+            }
+        }
+    }
+    close(fd);
+    return rc;
+}
+
 /* Maps the master's read-only segments over the copy's, and replaces its
  * writable segment and .bss by one private mapping of the master that holds
  * the copy's changed bytes. */
@@ -659,8 +794,14 @@ static int remap(char *base)
      * the constructors have run too, and may have written .bss. */
     char *cur = base + img.rw_lo;
     size_t seg = img.rw_seg - img.rw_off, file_end = img.rw_end - img.rw_off;
+    if (img.rw_used && check_unused(cur) != 0) {
+        munmap(tmp, len);
+        return -1;
+    }
     for (size_t o = page_down(seg); o < file_end; o += img.page) {
         size_t lo = o < seg ? seg : o, hi = o + img.page < file_end ? o + img.page : file_end;
+        if (img.rw_used && !img.rw_used[o / img.page])
+            continue;
         if (!same_bytes(cur + lo, img.image + img.rw_off + lo, hi - lo))
             copy_bytes(tmp + lo, cur + lo, hi - lo);
     }
@@ -729,6 +870,8 @@ void loom_image_release(void)
     img.master_fd = -1;
     free(img.copy);
     img.copy = NULL;
+    free(img.rw_used);
+    img.rw_used = NULL;
     free(img.image);
     img.image = NULL;
 }
