@@ -124,8 +124,10 @@ struct loom_ult {
     void *sp; /* saved stack pointer while switched out */
     int saved_errno;
     bool is_sched;
-    void *locale;       /* locale_t to install while it runs; NULL: the global one */
-    uint64_t cpu_ticks; /* ticks run since accounting started (loom_cpu_epoch) */
+    void *locale;          /* locale_t to install while it runs; NULL: the global one */
+    void *fs;              /* working directory to install while it runs (loom_ult_set_fs) */
+    _Atomic uint32_t attn; /* 1: look at its signals when it next runs (loom_ult_attn) */
+    uint64_t cpu_ticks;    /* ticks run since accounting started (loom_cpu_epoch) */
 
     /* Cold. */
     LOOM_ALIGNED_CL loom_ult_fn fn;
@@ -152,6 +154,7 @@ struct worker {
     struct loom_ult *rq_head, *rq_tail;
     struct loom_ult *current;
     void *locale;        /* the locale_t installed on this thread (NULL: global) */
+    void *fs;            /* the working directory installed on this thread */
     struct watch *watch; /* parked ULTs' conditions (watched parking) */
     unsigned nwatch;     /* records in it */
     unsigned ndeadline;  /* of them with a deadline */
@@ -177,8 +180,10 @@ static struct {
     long idle_spin_ns;
     long page;
     void (*on_worker_start)(int worker);
-    int *cpus;       /* -1: do not pin */
-    cpu_set_t *sets; /* per worker when cpusets were given, else NULL */
+    void (*on_attn)(void);        /* loom_ult_set_attn_hook */
+    void (*install_fs)(void *fs); /* loom_ult_set_fs_hook */
+    int *cpus;                    /* -1: do not pin */
+    cpu_set_t *sets;              /* per worker when cpusets were given, else NULL */
     bool ran;
     bool joined;
     cpu_set_t saved_affinity;
@@ -411,6 +416,31 @@ static inline void switch_locale(struct worker *w, struct loom_ult *to)
     }
 }
 
+/* Installs `to`'s working directory on this thread (only ranks that called
+ * chdir have one of their own: a switch between others costs one compare). */
+static inline void switch_fs(struct worker *w, struct loom_ult *to)
+{
+    if (__builtin_expect(to->fs != w->fs, 0)) {
+        g.install_fs(to->fs);
+        w->fs = to->fs;
+    }
+}
+
+/* Runs the attention hook (a rank's pending signals) for self. */
+static LOOM_NOINLINE void attn_run(struct loom_ult *self)
+{
+    /* Acquire: pairs with loom_ult_attn's release (what the poster wrote). */
+    if (atomic_exchange_explicit(&self->attn, 0, memory_order_acquire) && g.on_attn)
+        g.on_attn();
+}
+
+/* After self resumes: one relaxed load and a predicted branch. */
+static inline void check_attn(struct loom_ult *self)
+{
+    if (LOOM_UNLIKELY(atomic_load_explicit(&self->attn, memory_order_relaxed)))
+        attn_run(self);
+}
+
 _Atomic uint64_t loom_cpu_epoch;
 
 /* The tick at which the interval now running on w began. Owner. */
@@ -444,6 +474,7 @@ static inline void switch_to(struct worker *w, struct loom_ult *from, struct loo
     account(w, from);
     from->saved_errno = errno;
     switch_locale(w, to);
+    switch_fs(w, to);
     w->current = to;
     loom_ult_tls_data = to->data;
     san_before_switch(from, to, false);
@@ -451,6 +482,7 @@ static inline void switch_to(struct worker *w, struct loom_ult *from, struct loo
     san_after_switch(from, prev);
     errno = from->saved_errno;
     after_switch(w, prev);
+    check_attn(from);
 }
 
 /* First function of every ULT (called by loom_ctx_trampoline). */
@@ -911,6 +943,7 @@ void loom_ult_park(void)
         /* Consume the permit. Acquire: we also see the writes of any later
          * waker that re-released NOTIFY (see loom_ult_wake). */
         atomic_exchange_explicit(&self->state, ST_RUN, memory_order_acquire);
+        check_attn(self);
         return;
     }
     struct loom_ult *next = pick_next(w);
@@ -1096,6 +1129,11 @@ void loom_ult_park_until(uint64_t deadline)
 
 bool loom_ult_sleep(uint64_t ns)
 {
+    return loom_ult_sleep_or(ns, never, NULL);
+}
+
+bool loom_ult_sleep_or(uint64_t ns, loom_cond_fn stop, const void *arg)
+{
     struct worker *w = tls_worker;
     if (!w || w->current->is_sched)
         return false;
@@ -1107,8 +1145,8 @@ bool loom_ult_sleep(uint64_t ns)
     uint64_t t = loom_time_ns();
     uint64_t deadline = ns < UINT64_MAX - t ? t + ns : UINT64_MAX;
     do
-        park_watched_until(never, NULL, deadline);
-    while (loom_time_ns() < deadline);
+        park_watched_until(stop, arg, deadline);
+    while (!stop(arg) && loom_time_ns() < deadline);
     return true;
 }
 
@@ -1134,6 +1172,7 @@ void loom_ult_exit(void)
         next = &w->sched;
     account(w, self);
     switch_locale(w, next);
+    switch_fs(w, next);
     w->current = next;
     loom_ult_tls_data = next->data;
     san_before_switch(self, next, true);
@@ -1149,6 +1188,37 @@ void loom_ult_set_locale(void *loc)
         return;
     w->current->locale = loc;
     w->locale = loc;
+}
+
+void loom_ult_set_attn_hook(void (*hook)(void))
+{
+    g.on_attn = hook;
+}
+
+void loom_ult_attn(struct loom_ult *u)
+{
+    /* Release: what the caller wrote for u (its pending signals) is visible
+     * to attn_run's acquire. */
+    atomic_store_explicit(&u->attn, 1, memory_order_release);
+}
+
+bool loom_ult_is_running(const struct loom_ult *u)
+{
+    return u->w->current == u;
+}
+
+void loom_ult_set_fs_hook(void (*install)(void *fs))
+{
+    g.install_fs = install;
+}
+
+void loom_ult_set_fs(void *fs)
+{
+    struct worker *w = tls_worker;
+    if (!w || w->current->is_sched)
+        return;
+    w->current->fs = fs;
+    w->fs = fs;
 }
 
 void loom_ult_set_data(struct loom_ult *u, void *data)

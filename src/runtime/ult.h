@@ -105,6 +105,10 @@ bool loom_ult_sleep(uint64_t ns);
  * return spuriously. */
 void loom_ult_park_until(uint64_t deadline);
 
+/* loom_ult_sleep() that also ends once stop(arg) holds (the worker re-checks
+ * it while the ULT is parked; a loom_ult_wake() makes it look at once). */
+bool loom_ult_sleep_or(uint64_t ns, loom_cond_fn stop, const void *arg);
+
 /* Polls a lone waiter makes before it adds a pause to each poll
  * (LOOM_FAST_POLLS, default 0). A pause costs ~25 ns on the AMD EPYC
  * machines measured, yet a waiter that pauses sees a line its peer writes
@@ -161,6 +165,22 @@ void loom_ult_set_data(struct loom_ult *u, void *data);
  * a ULT, whenever that ULT runs (setlocale per rank, src/rankc/setlocale.c). */
 void loom_ult_set_locale(void *loc);
 void *loom_ult_get_data(const struct loom_ult *u);
+
+/* Signals of a ULT (src/runtime/signal.c). loom_ult_attn(u) asks u to run the
+ * attention hook when it next resumes from a switch or a park (call it from
+ * any thread, not from a signal handler, then loom_ult_wake(u) to resume a
+ * parked u). Costs one relaxed load and a predicted branch per switch. */
+void loom_ult_set_attn_hook(void (*hook)(void));
+void loom_ult_attn(struct loom_ult *u);
+/* Whether u is what its worker runs now (a racy look, for hints). */
+bool loom_ult_is_running(const struct loom_ult *u);
+
+/* A working directory per ULT (src/runtime/rankfs.c): a switch to a ULT whose
+ * fs differs from the one installed on the worker calls install(fs) (NULL:
+ * the job's own). loom_ult_set_fs sets the calling ULT's and marks it as
+ * installed on its worker. Ranks that never set one cost one compare. */
+void loom_ult_set_fs_hook(void (*install)(void *fs));
+void loom_ult_set_fs(void *fs);
 
 /* The data of the ULT running on the calling worker as of its last switch
  * in (NULL in a scheduler context, on threads that are not workers, and
