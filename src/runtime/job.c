@@ -69,6 +69,9 @@ static const char *sig_name(int sig)
 /* Async-signal-safe: "loom: rank R terminated by signal S (name)". */
 static void crash_handler(int sig, siginfo_t *si, void *uc)
 {
+    /* A rank's own handler of a fault it caused runs first (signal.c). */
+    if (loom_sig_fault(sig, si, uc))
+        return;
     char msg[512], *p = msg;
     struct loom_ult *u = loom_ult_self();
     struct loom_rank *r = u ? loom_ult_get_data(u) : NULL;
@@ -124,7 +127,9 @@ static void install_signal_handlers(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = crash_handler;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    /* No SA_RESETHAND: a rank's handler may return. A fault inside this
+     * handler, where the signal is blocked, is the kernel's to end. */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < LOOM_ARRAY_SIZE(crash_signals); i++)
         sigaction(crash_signals[i], &sa, NULL);
@@ -150,6 +155,7 @@ static void worker_start(int w)
         if (ss.ss_sp)
             sigaltstack(&ss, NULL);
     }
+    loom_sig_worker_start(w);
     char name[16];
     snprintf(name, sizeof name, "loom-w%d", w);
     pthread_setname_np(pthread_self(), name);
@@ -212,6 +218,7 @@ static void rank_main(void *arg)
         if (setjmp(r->exit_jb) == 0)
             fini();
     }
+    loom_sig_rank_end(r);
     loom_stdio_flush_rank(r);
     int st = r->exit_status;
     if (st != 0) {
@@ -320,6 +327,8 @@ int loom_job_run(const struct loom_job_spec *spec)
         return 1;
     install_signal_handlers();
     loom_reap_init();
+    if (loom_sig_init(spec->nranks, placement.nworkers) != LOOM_OK)
+        return 1;
     struct loom_sched_params sp = {
         .nworkers = placement.nworkers,
         .cpus = placement.cpu_of_worker[0] >= 0 ? placement.cpu_of_worker : NULL,

@@ -120,6 +120,24 @@ LOOM_NORETURN void loom_job_end(int status);
  * also via that thread's own threads); -1 on threads no rank started. */
 int loom_thread_rank(void);
 
+/* signal.c: each rank's signal handlers, mask, pending signals, timers and
+ * pid. loom_sig_fault runs the running rank's own handler of a fault from
+ * the crash handler (false: it has none; report it). The sleep family asks
+ * loom_sig_may_park (false inside a handler that interrupted the rank
+ * anywhere) and whether a handler ran since (interrupted). */
+int loom_sig_init(int nranks, int nworkers) LOOM_MUST_CHECK;
+void loom_sig_worker_start(int worker);
+void loom_sig_rank_end(struct loom_rank *r);
+bool loom_sig_fault(int sig, void *siginfo, void *ucontext);
+bool loom_sig_may_park(void);
+struct loom_sig_since {
+    const _Atomic unsigned *count; /* the rank's count of handlers run */
+    unsigned start;
+};
+void loom_sig_since_now(struct loom_sig_since *s);
+bool loom_sig_handled_since(const void *since); /* a loom_cond_fn */
+void loom_sig_poll(void);
+
 /* stdio.c: per-rank stdout/stderr streams and stdin for rank 0. */
 int loom_stdio_init(bool tag_output) LOOM_MUST_CHECK;
 void loom_stdio_flush_rank(struct loom_rank *r);

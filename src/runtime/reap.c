@@ -98,7 +98,8 @@ static int signal_descendants(int sig)
     }
     close(fd);
     /* Mark descendants until nothing changes (a chain in any order). */
-    pid_t self = getpid();
+    /* The real pid: a rank's getpid is its own (signal.c). */
+    pid_t self = (pid_t)syscall(SYS_getpid);
     for (bool changed = true; changed;) {
         changed = false;
         for (int i = 0; i < n; i++) {

@@ -10,9 +10,12 @@
  * the worker's other ranks run; anywhere else (a program run directly, a
  * thread a rank started, Loom's own threads) they are libc's.
  *
- * A parked sleep is not interrupted by signals (a rank's handlers do not run
- * on its ULT: docs/architecture.md), so it always sleeps the whole time and
- * reports nothing unslept. clock_nanosleep on a CPU-time clock stays libc's.
+ * A handler of the rank that runs while it sleeps (signal.c) interrupts the
+ * sleep as in a process: sleep returns the seconds left, usleep and
+ * nanosleep fail with EINTR (nanosleep's rem: the time left),
+ * clock_nanosleep returns EINTR. Inside a handler that interrupted the rank
+ * at an arbitrary point, the sleep is libc's (it must not switch there).
+ * clock_nanosleep on a CPU-time clock stays libc's.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -22,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/job.h"
 #include "runtime/ult.h"
 #include "util/common.h"
 
@@ -68,17 +72,50 @@ static uint64_t ns_of(const struct timespec *t)
     return s * 1000000000u + (uint64_t)t->tv_nsec;
 }
 
+/* Parks the rank for ns unless one of its handlers runs meanwhile; false
+ * where it cannot park (not a ULT, inside an interrupting handler). Sets
+ * *left_p to the time left when a handler interrupted it, else 0. */
+static bool park_ns(uint64_t ns, uint64_t *left_p)
+{
+    if (!on_ult() || !loom_sig_may_park())
+        return false;
+    struct loom_sig_since since;
+    loom_sig_since_now(&since);
+    uint64_t t0 = loom_time_ns();
+    loom_sig_poll();
+    if (!loom_sig_handled_since(&since))
+        loom_ult_sleep_or(ns, loom_sig_handled_since, &since);
+    *left_p = 0;
+    if (loom_sig_handled_since(&since)) {
+        uint64_t spent = loom_time_ns() - t0;
+        *left_p = spent < ns ? ns - spent : 0;
+    }
+    return true;
+}
+
+static struct timespec ts_of(uint64_t ns)
+{
+    return (struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+}
+
 unsigned int sleep(unsigned int seconds)
 {
-    if (on_ult() && loom_ult_sleep((uint64_t)seconds * 1000000000u))
-        return 0;
+    uint64_t left;
+    if (park_ns((uint64_t)seconds * 1000000000u, &left))
+        /* Whole seconds left, as glibc's sleep (1.003 s into sleep(10): 8). */
+        return (unsigned)(left / 1000000000u);
     return libc_sleep(seconds);
 }
 
 int usleep(useconds_t usec)
 {
-    if (on_ult() && loom_ult_sleep((uint64_t)usec * 1000u))
-        return 0;
+    uint64_t left;
+    if (park_ns((uint64_t)usec * 1000u, &left)) {
+        if (!left)
+            return 0;
+        errno = EINTR;
+        return -1;
+    }
     return libc_usleep(usec);
 }
 
@@ -89,8 +126,15 @@ int nanosleep(const struct timespec *req, struct timespec *rem)
             errno = req ? EINVAL : EFAULT;
             return -1;
         }
-        if (loom_ult_sleep(ns_of(req)))
-            return 0;
+        uint64_t left;
+        if (park_ns(ns_of(req), &left)) {
+            if (!left)
+                return 0;
+            if (rem)
+                *rem = ts_of(left);
+            errno = EINTR;
+            return -1;
+        }
     }
     return libc_nanosleep(req, rem);
 }
@@ -114,8 +158,14 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, stru
             if (ns == 0)
                 return 0;
         }
-        if (loom_ult_sleep(ns))
-            return 0;
+        uint64_t left;
+        if (park_ns(ns, &left)) {
+            if (!left)
+                return 0;
+            if (rem && !(flags & TIMER_ABSTIME))
+                *rem = ts_of(left);
+            return EINTR;
+        }
     }
     return libc_clock_nanosleep(clock, flags, req, rem);
 }
@@ -124,6 +174,7 @@ int sched_yield(void)
 {
     if (on_ult()) {
         loom_ult_yield();
+        loom_sig_poll();
         return 0;
     }
     return libc_sched_yield();
