@@ -156,6 +156,7 @@ static void worker_start(int w)
             sigaltstack(&ss, NULL);
     }
     loom_sig_worker_start(w);
+    loom_fs_worker_start(w);
     char name[16];
     snprintf(name, sizeof name, "loom-w%d", w);
     pthread_setname_np(pthread_self(), name);
@@ -327,7 +328,8 @@ int loom_job_run(const struct loom_job_spec *spec)
         return 1;
     install_signal_handlers();
     loom_reap_init();
-    if (loom_sig_init(spec->nranks, placement.nworkers) != LOOM_OK)
+    if (loom_sig_init(spec->nranks, placement.nworkers) != LOOM_OK ||
+        loom_fs_init(spec->nranks) != LOOM_OK)
         return 1;
     struct loom_sched_params sp = {
         .nworkers = placement.nworkers,

@@ -138,6 +138,10 @@ void loom_sig_since_now(struct loom_sig_since *s);
 bool loom_sig_handled_since(const void *since); /* a loom_cond_fn */
 void loom_sig_poll(void);
 
+/* rankfs.c: a working directory and umask per rank. */
+int loom_fs_init(int nranks) LOOM_MUST_CHECK;
+void loom_fs_worker_start(int worker);
+
 /* stdio.c: per-rank stdout/stderr streams and stdin for rank 0. */
 int loom_stdio_init(bool tag_output) LOOM_MUST_CHECK;
 void loom_stdio_flush_rank(struct loom_rank *r);
