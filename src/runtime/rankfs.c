@@ -58,23 +58,25 @@ static struct {
 static __thread int worker_dir = -1;
 static __thread mode_t worker_mask;
 
-__attribute__((constructor)) static void find_libc(void)
-{
-    F.chdir = (int (*)(const char *))dlsym(RTLD_NEXT, "chdir");
-    F.fchdir = (int (*)(int))dlsym(RTLD_NEXT, "fchdir");
-    F.umask = (mode_t(*)(mode_t))dlsym(RTLD_NEXT, "umask");
-}
+/* libc's name, found on first use (a sanitizer's runtime may call it before
+ * libloom's constructors run). */
+#define LIBC(name)                                                                                 \
+    ({                                                                                             \
+        if (!F.name)                                                                               \
+            F.name = (__typeof__(F.name))dlsym(RTLD_NEXT, #name);                                  \
+        F.name;                                                                                    \
+    })
 
 /* ult.c's hook: installs fs (NULL: the job's) on the calling worker. */
 static void install(void *p)
 {
     const struct rank_fs *fs = p ? p : &F.start;
     if (fs->dir != worker_dir) {
-        F.fchdir(fs->dir);
+        LIBC(fchdir)(fs->dir);
         worker_dir = fs->dir;
     }
     if (fs->mask != worker_mask) {
-        F.umask(fs->mask);
+        LIBC(umask)(fs->mask);
         worker_mask = fs->mask;
     }
 }
@@ -89,8 +91,8 @@ int loom_fs_init(int nranks)
     if (F.off)
         return LOOM_OK;
     F.start.dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    F.start.mask = F.umask(022);
-    F.umask(F.start.mask);
+    F.start.mask = LIBC(umask)(022);
+    LIBC(umask)(F.start.mask);
     atomic_store(&F.unshared, 0);
     loom_ult_set_fs_hook(install);
     return LOOM_OK;
@@ -157,9 +159,9 @@ int chdir(const char *path)
 {
     struct rank_fs *fs = own();
     if (!fs)
-        return F.chdir(path);
+        return LIBC(chdir)(path);
     const struct rank_fs *prev = fs->dir >= 0 ? fs : &F.start;
-    if (F.chdir(path) != 0)
+    if (LIBC(chdir)(path) != 0)
         return -1;
     return took(fs, prev);
 }
@@ -168,9 +170,9 @@ int fchdir(int fd)
 {
     struct rank_fs *fs = own();
     if (!fs)
-        return F.fchdir(fd);
+        return LIBC(fchdir)(fd);
     const struct rank_fs *prev = fs->dir >= 0 ? fs : &F.start;
-    if (F.fchdir(fd) != 0)
+    if (LIBC(fchdir)(fd) != 0)
         return -1;
     return took(fs, prev);
 }
@@ -179,12 +181,12 @@ mode_t umask(mode_t mask)
 {
     struct rank_fs *fs = own();
     if (!fs)
-        return F.umask(mask);
-    mode_t old = F.umask(mask);
+        return LIBC(umask)(mask);
+    mode_t old = LIBC(umask)(mask);
     if (fs->dir < 0) {
         fs->dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fs->dir < 0) {
-            F.umask(old);
+            LIBC(umask)(old);
             return old;
         }
     }

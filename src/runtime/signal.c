@@ -111,7 +111,21 @@ static struct {
     jmp_fn longjmp, siglongjmp, _longjmp, longjmp_chk;
 } libc;
 
-#define FIND(name) libc.name = (__typeof__(libc.name))dlsym(RTLD_NEXT, #name)
+/* libc's name, found on first use: a sanitizer's runtime calls sigaction
+ * (through its interceptor, then ours) before libloom's constructors run. */
+#define LIBC(name)                                                                                 \
+    ({                                                                                             \
+        if (!libc.name)                                                                            \
+            libc.name = (__typeof__(libc.name))find(#name);                                        \
+        libc.name;                                                                                 \
+    })
+
+static void *find(const char *name)
+{
+    return dlsym(RTLD_NEXT, strcmp(name, "longjmp_chk") == 0 ? "__longjmp_chk" : name);
+}
+
+#define FIND(name) (void)LIBC(name)
 __attribute__((constructor)) static void find_libc(void)
 {
     FIND(sigaction);
@@ -134,7 +148,7 @@ __attribute__((constructor)) static void find_libc(void)
     FIND(longjmp);
     FIND(siglongjmp);
     FIND(_longjmp);
-    libc.longjmp_chk = (jmp_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
+    FIND(longjmp_chk);
 }
 
 /* ---- state ------------------------------------------------------------------ */
@@ -333,7 +347,7 @@ pid_t getppid(void)
     /* A rank's parent is mpiexec's process. */
     if (acting())
         return S.pid;
-    return libc.getppid();
+    return LIBC(getppid)();
 }
 
 /* ---- delivery ------------------------------------------------------------ */
@@ -688,7 +702,7 @@ static void forward(int sig)
         sa.sa_sigaction = forwarder;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
         sigemptyset(&sa.sa_mask);
-        libc.sigaction(sig, &sa, NULL);
+        LIBC(sigaction)(sig, &sa, NULL);
         atomic_fetch_or(&S.forwarded, bit(sig));
     }
     pthread_mutex_unlock(&S.install_lock);
@@ -700,7 +714,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     struct loom_rank *r = acting();
     if (!r)
-        return libc.sigaction(sig, act, old);
+        return LIBC(sigaction)(sig, act, old);
     if (reserved(sig) || (act && (sig == SIGKILL || sig == SIGSTOP))) {
         errno = EINVAL;
         return -1;
@@ -773,7 +787,7 @@ int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
     struct loom_rank *r = on_ult();
     if (!r)
-        return libc.sigprocmask(how, set, old);
+        return LIBC(sigprocmask)(how, set, old);
     int rc = rank_mask(r, how, set, old);
     if (rc) {
         errno = rc;
@@ -786,7 +800,7 @@ int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
     struct loom_rank *r = on_ult();
     if (!r)
-        return libc.pthread_sigmask(how, set, old);
+        return LIBC(pthread_sigmask)(how, set, old);
     return rank_mask(r, how, set, old);
 }
 
@@ -794,7 +808,7 @@ int sigpending(sigset_t *set)
 {
     struct loom_rank *r = on_ult();
     if (!r)
-        return libc.sigpending(set);
+        return LIBC(sigpending)(set);
     struct rank_sig *rs = rs_of(r);
     bits_set(atomic_load(&rs->pending) & rs->mask, set);
     return 0;
@@ -814,7 +828,7 @@ int sigsuspend(const sigset_t *mask)
 {
     struct loom_rank *r = on_ult();
     if (!r || !loom_sig_may_park())
-        return libc.sigsuspend(mask);
+        return LIBC(sigsuspend)(mask);
     struct rank_sig *rs = rs_of(r);
     uint64_t saved = rs->mask;
     rs->mask = set_bits(mask) & ~(bit(SIGKILL) | bit(SIGSTOP));
@@ -829,7 +843,7 @@ int pause(void)
 {
     struct loom_rank *r = on_ult();
     if (!r || !loom_sig_may_park())
-        return libc.pause();
+        return LIBC(pause)();
     wait_handler(r);
     errno = EINTR;
     return -1;
@@ -852,28 +866,28 @@ static void left_handlers(struct __jmp_buf_tag *env)
 void longjmp(struct __jmp_buf_tag env[1], int val)
 {
     left_handlers(env);
-    libc.longjmp(env, val);
+    LIBC(longjmp)(env, val);
     __builtin_unreachable();
 }
 
 void siglongjmp(struct __jmp_buf_tag env[1], int val)
 {
     left_handlers(env);
-    libc.siglongjmp(env, val);
+    LIBC(siglongjmp)(env, val);
     __builtin_unreachable();
 }
 
 void _longjmp(struct __jmp_buf_tag env[1], int val)
 {
     left_handlers(env);
-    libc._longjmp(env, val);
+    LIBC(_longjmp)(env, val);
     __builtin_unreachable();
 }
 
 void __longjmp_chk(struct __jmp_buf_tag env[1], int val)
 {
     left_handlers(env);
-    libc.longjmp_chk(env, val);
+    LIBC(longjmp_chk)(env, val);
     __builtin_unreachable();
 }
 
@@ -883,7 +897,7 @@ int raise(int sig)
 {
     struct loom_rank *r = on_ult();
     if (!r)
-        return libc.raise(sig);
+        return LIBC(raise)(sig);
     if (sig < 0 || sig >= NSIGS || sig == S.kick) {
         errno = EINVAL;
         return -1;
@@ -897,7 +911,7 @@ int kill(pid_t pid, int sig)
 {
     struct loom_rank *r = acting();
     if (!r)
-        return libc.kill(pid, sig);
+        return LIBC(kill)(pid, sig);
     if (sig < 0 || sig >= NSIGS || (sig && sig == S.kick)) {
         errno = EINVAL;
         return -1;
@@ -916,12 +930,12 @@ int kill(pid_t pid, int sig)
         /* The whole job's process: what a kill from outside does. */
         struct sinfo in = {.code = SI_USER, .pid = vpid_of(r->rank), .uid = getuid()};
         if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCONT)
-            return libc.kill(pid, sig);
+            return LIBC(kill)(pid, sig);
         dispatch_process(sig, &in);
         loom_sig_poll();
         return 0;
     }
-    return libc.kill(pid, sig);
+    return LIBC(kill)(pid, sig);
 }
 
 /* ---- timers ------------------------------------------------------------------ */
@@ -1016,7 +1030,7 @@ int setitimer(__itimer_which_t which, const struct itimerval *val, struct itimer
 {
     struct loom_rank *r = acting();
     if (!r)
-        return libc.setitimer(which, val, old);
+        return LIBC(setitimer)(which, val, old);
     if ((val && (!tv_valid(&val->it_value) || !tv_valid(&val->it_interval))) ||
         (which != ITIMER_REAL && which != ITIMER_VIRTUAL && which != ITIMER_PROF)) {
         errno = EINVAL;
@@ -1062,7 +1076,7 @@ int getitimer(__itimer_which_t which, struct itimerval *val)
 {
     struct loom_rank *r = acting();
     if (!r)
-        return libc.getitimer(which, val);
+        return LIBC(getitimer)(which, val);
     if (which != ITIMER_REAL) {
         if (which != ITIMER_VIRTUAL && which != ITIMER_PROF) {
             errno = EINVAL;
@@ -1077,7 +1091,7 @@ int getitimer(__itimer_which_t which, struct itimerval *val)
 unsigned int alarm(unsigned int seconds)
 {
     if (!acting())
-        return libc.alarm(seconds);
+        return LIBC(alarm)(seconds);
     struct itimerval v = {.it_value = {(time_t)seconds, 0}}, old;
     if (setitimer(ITIMER_REAL, &v, &old) != 0)
         return 0;
@@ -1114,7 +1128,7 @@ int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
     struct loom_rank *r = acting();
     if (!r || !wall_clock(clock) ||
         (sev && sev->sigev_notify != SIGEV_SIGNAL && sev->sigev_notify != SIGEV_NONE))
-        return libc.timer_create(clock, sev, id);
+        return LIBC(timer_create)(clock, sev, id);
     int sig = sev ? (sev->sigev_notify == SIGEV_NONE ? 0 : sev->sigev_signo) : SIGALRM;
     if (sig && reserved(sig)) {
         errno = EINVAL;
@@ -1139,7 +1153,7 @@ int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
 int timer_settime(timer_t id, int flags, const struct itimerspec *val, struct itimerspec *old)
 {
     if (!ours(id))
-        return libc.timer_settime(id, flags, val, old);
+        return LIBC(timer_settime)(id, flags, val, old);
     if (!val || !ts_valid(&val->it_value) || !ts_valid(&val->it_interval)) {
         errno = val ? EINVAL : EFAULT;
         return -1;
@@ -1169,7 +1183,7 @@ int timer_settime(timer_t id, int flags, const struct itimerspec *val, struct it
 int timer_gettime(timer_t id, struct itimerspec *val)
 {
     if (!ours(id))
-        return libc.timer_gettime(id, val);
+        return LIBC(timer_gettime)(id, val);
     pthread_mutex_lock(&S.lock);
     struct timer *t = timer_of(id);
     if (t)
@@ -1183,7 +1197,7 @@ int timer_gettime(timer_t id, struct itimerspec *val)
 int timer_getoverrun(timer_t id)
 {
     if (!ours(id))
-        return libc.timer_getoverrun(id);
+        return LIBC(timer_getoverrun)(id);
     pthread_mutex_lock(&S.lock);
     struct timer *t = timer_of(id);
     int n = t ? t->last_overrun : -1;
@@ -1196,7 +1210,7 @@ int timer_getoverrun(timer_t id)
 int timer_delete(timer_t id)
 {
     if (!ours(id))
-        return libc.timer_delete(id);
+        return LIBC(timer_delete)(id);
     pthread_mutex_lock(&S.lock);
     struct timer *t = timer_of(id);
     if (t)
@@ -1290,13 +1304,13 @@ static void thread_start_once(void)
     /* Every signal blocked: process-directed ones land on the workers. */
     sigset_t all, prev;
     sigfillset(&all);
-    libc.pthread_sigmask(SIG_SETMASK, &all, &prev);
+    LIBC(pthread_sigmask)(SIG_SETMASK, &all, &prev);
     pthread_t t;
     if (pthread_create(&t, &a, sig_thread, NULL) != 0)
         loom_log_error("cannot start the thread of the ranks' timers and signals");
     else
         pthread_setname_np(t, "loom-sig");
-    libc.pthread_sigmask(SIG_SETMASK, &prev, NULL);
+    LIBC(pthread_sigmask)(SIG_SETMASK, &prev, NULL);
     pthread_attr_destroy(&a);
 }
 
@@ -1349,7 +1363,7 @@ int loom_sig_init(int nranks, int nworkers)
     uint64_t ignored = 0;
     for (int s = 1; s < NSIGS; s++) {
         struct sigaction old;
-        if (!reserved(s) && libc.sigaction(s, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        if (!reserved(s) && LIBC(sigaction)(s, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
             ignored |= bit(s);
     }
     for (int t = 0; t < nranks; t++) {
@@ -1365,7 +1379,7 @@ int loom_sig_init(int nranks, int nworkers)
      * No defer: a handler the kick ran may leave by longjmp. */
     sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    libc.sigaction(S.kick, &sa, NULL);
+    LIBC(sigaction)(S.kick, &sa, NULL);
     loom_ult_set_attn_hook(on_attn);
     S.nranks = nranks;
     S.ranks = ranks;
