@@ -4,7 +4,7 @@
  * also runs as a plain process (the program run directly, a singleton, where
  * the calls are libc's): the expected values are what a process sees.
  *   signals MODE     MODE: alarm itimer timer oldact raise kill external
- *                          pidfile chdir segv
+ *                          pidfile chdir segv mpiwait
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -393,6 +394,40 @@ static void mode_chdir(void)
         rmdir(base);
 }
 
+static volatile double handler_time;
+
+static void on_alarm_time(int sig)
+{
+    (void)sig;
+    hits++;
+    handler_time = MPI_Wtime();
+}
+
+/* A rank blocked in MPI_Recv runs its handler when its alarm fires, and the
+ * receive goes on (the message comes 2 s later). */
+static void mode_mpiwait(void)
+{
+    signal(SIGALRM, on_alarm_time);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (size < 2)
+        return;
+    int v = 0;
+    if (rank == 0) {
+        alarm(1);
+        MPI_Recv(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        double done = MPI_Wtime();
+        CHECK_EQ(v, 42);
+        CHECK_EQ(hits, 1);
+        CHECK(done - handler_time > 0.5);
+    } else if (rank == 1) {
+        sleep(2);
+        v = 42;
+        MPI_Send(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(hits, rank == 0 && size > 1);
+}
+
 static sigjmp_buf env;
 
 static void on_segv(int sig)
@@ -401,7 +436,8 @@ static void on_segv(int sig)
     siglongjmp(env, sig);
 }
 
-/* A rank's own SIGSEGV handler catches its fault; the others never see it. */
+/* A rank's own SIGSEGV handler catches its fault (a store to a PROT_NONE page); the others never
+ * see it. */
 static void mode_segv(void)
 {
     if (rank % 2 == 0)
@@ -411,7 +447,9 @@ static void mode_segv(void)
         for (int i = 0; i < 2; i++) {
             int got = sigsetjmp(env, 1);
             if (got == 0) {
-                volatile int *p = NULL;
+                /* A page nobody may touch (a NULL store is UB that UBSAN
+                 * reports before it faults). */
+                volatile int *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
                 *p = 1;
             }
             CHECK_EQ(got, SIGSEGV);
@@ -434,7 +472,7 @@ int main(int argc, char **argv)
     } modes[] = {{"alarm", mode_alarm},       {"itimer", mode_itimer},   {"timer", mode_timer},
                  {"oldact", mode_oldact},     {"raise", mode_raise},     {"kill", mode_kill},
                  {"external", mode_external}, {"pidfile", mode_pidfile}, {"chdir", mode_chdir},
-                 {"segv", mode_segv}};
+                 {"segv", mode_segv},         {"mpiwait", mode_mpiwait}};
     bool found = false;
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (strcmp(mode, modes[i].name) == 0) {
