@@ -174,7 +174,8 @@ struct rank_sig {
     struct disp act[NSIGS];
     struct sinfo info[NSIGS];   /* of the pending ones (written under lock) */
     _Atomic uint64_t pending;   /* bit s-1: signal s */
-    uint64_t mask;              /* blocked; written by the rank only */
+    uint64_t mask;              /* blocked; written by the rank only, read by posters as a
+                                   hint (a blocked signal runs once unblocked) */
     _Atomic unsigned handled;   /* handlers run (interrupts sleeps) */
     int depth;                  /* handlers running now */
     uint64_t outer_mask;        /* the mask before the outermost of them */
@@ -715,7 +716,9 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     struct loom_rank *r = acting();
     if (!r)
         return LIBC(sigaction)(sig, act, old);
-    if (reserved(sig) || (act && (sig == SIGKILL || sig == SIGSTOP))) {
+    /* SIGKILL and SIGSTOP may be read, not set (as the kernel). */
+    bool query_only = sig == SIGKILL || sig == SIGSTOP;
+    if ((reserved(sig) && !query_only) || (act && query_only)) {
         errno = EINVAL;
         return -1;
     }

@@ -223,6 +223,8 @@ static void mode_oldact(void)
     errno = 0;
     CHECK(signal(SIGKILL, handler_a) == SIG_ERR);
     CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(sigaction(SIGKILL, NULL, &old), 0);
+    CHECK(old.sa_handler == SIG_DFL);
 }
 
 /* raise() in one rank runs only that rank's handler; a blocked signal
