@@ -32,9 +32,21 @@
 #include "runtime/ult.h"
 #include "util/log.h"
 
-LOOM_EXPORT int chdir(const char *path);
-LOOM_EXPORT int fchdir(int fd);
-LOOM_EXPORT mode_t umask(mode_t mask);
+/* Under TSAN the sanitizer's interceptors keep one handler table for the
+ * process and crashed at start when they called ours: there these calls stay
+ * inside libloom (hidden), and libloom's own calls reach the first global
+ * definition, as before (docs/architecture.md). */
+#if defined(LOOM_SANITIZE_thread)
+#define LOOM_INTERPOSE __attribute__((visibility("hidden")))
+#define LOOM_NEXT      RTLD_DEFAULT
+#else
+#define LOOM_INTERPOSE LOOM_EXPORT
+#define LOOM_NEXT      RTLD_NEXT
+#endif
+
+LOOM_INTERPOSE int chdir(const char *path);
+LOOM_INTERPOSE int fchdir(int fd);
+LOOM_INTERPOSE mode_t umask(mode_t mask);
 
 /* A rank's directory and umask; one per rank that changed either, changed
  * in place (only while the rank runs, so the worker's copy stays true). */
@@ -63,7 +75,7 @@ static __thread mode_t worker_mask;
 #define LIBC(name)                                                                                 \
     ({                                                                                             \
         if (!F.name)                                                                               \
-            F.name = (__typeof__(F.name))dlsym(RTLD_NEXT, #name);                                  \
+            F.name = (__typeof__(F.name))dlsym(LOOM_NEXT, #name);                                  \
         F.name;                                                                                    \
     })
 

@@ -61,31 +61,43 @@
 
 #define NSIGS 65 /* signals 1..64 */
 
-LOOM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-LOOM_EXPORT sighandler_t signal(int sig, sighandler_t handler);
-LOOM_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old);
-LOOM_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
-LOOM_EXPORT int sigpending(sigset_t *set);
-LOOM_EXPORT int sigsuspend(const sigset_t *mask);
-LOOM_EXPORT int pause(void);
-LOOM_EXPORT int raise(int sig);
-LOOM_EXPORT int kill(pid_t pid, int sig);
-LOOM_EXPORT unsigned int alarm(unsigned int seconds);
-LOOM_EXPORT int setitimer(__itimer_which_t which, const struct itimerval *val,
-                          struct itimerval *old);
-LOOM_EXPORT int getitimer(__itimer_which_t which, struct itimerval *val);
-LOOM_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id);
-LOOM_EXPORT int timer_settime(timer_t id, int flags, const struct itimerspec *val,
-                              struct itimerspec *old);
-LOOM_EXPORT int timer_gettime(timer_t id, struct itimerspec *val);
-LOOM_EXPORT int timer_getoverrun(timer_t id);
-LOOM_EXPORT int timer_delete(timer_t id);
-LOOM_EXPORT pid_t getpid(void);
-LOOM_EXPORT pid_t getppid(void);
-LOOM_EXPORT LOOM_NORETURN void longjmp(struct __jmp_buf_tag env[1], int val);
-LOOM_EXPORT LOOM_NORETURN void siglongjmp(struct __jmp_buf_tag env[1], int val);
-LOOM_EXPORT LOOM_NORETURN void _longjmp(struct __jmp_buf_tag env[1], int val);
-LOOM_EXPORT LOOM_NORETURN void __longjmp_chk(struct __jmp_buf_tag env[1], int val);
+/* Under TSAN the sanitizer's interceptors keep one handler table for the
+ * process and crashed at start when they called ours: there these calls stay
+ * inside libloom (hidden), and libloom's own calls reach the first global
+ * definition, as before (docs/architecture.md). */
+#if defined(LOOM_SANITIZE_thread)
+#define LOOM_INTERPOSE __attribute__((visibility("hidden")))
+#define LOOM_NEXT      RTLD_DEFAULT
+#else
+#define LOOM_INTERPOSE LOOM_EXPORT
+#define LOOM_NEXT      RTLD_NEXT
+#endif
+
+LOOM_INTERPOSE int sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+LOOM_INTERPOSE sighandler_t signal(int sig, sighandler_t handler);
+LOOM_INTERPOSE int sigprocmask(int how, const sigset_t *set, sigset_t *old);
+LOOM_INTERPOSE int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
+LOOM_INTERPOSE int sigpending(sigset_t *set);
+LOOM_INTERPOSE int sigsuspend(const sigset_t *mask);
+LOOM_INTERPOSE int pause(void);
+LOOM_INTERPOSE int raise(int sig);
+LOOM_INTERPOSE int kill(pid_t pid, int sig);
+LOOM_INTERPOSE unsigned int alarm(unsigned int seconds);
+LOOM_INTERPOSE int setitimer(__itimer_which_t which, const struct itimerval *val,
+                             struct itimerval *old);
+LOOM_INTERPOSE int getitimer(__itimer_which_t which, struct itimerval *val);
+LOOM_INTERPOSE int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id);
+LOOM_INTERPOSE int timer_settime(timer_t id, int flags, const struct itimerspec *val,
+                                 struct itimerspec *old);
+LOOM_INTERPOSE int timer_gettime(timer_t id, struct itimerspec *val);
+LOOM_INTERPOSE int timer_getoverrun(timer_t id);
+LOOM_INTERPOSE int timer_delete(timer_t id);
+LOOM_INTERPOSE pid_t getpid(void);
+LOOM_INTERPOSE pid_t getppid(void);
+LOOM_INTERPOSE LOOM_NORETURN void longjmp(struct __jmp_buf_tag env[1], int val);
+LOOM_INTERPOSE LOOM_NORETURN void siglongjmp(struct __jmp_buf_tag env[1], int val);
+LOOM_INTERPOSE LOOM_NORETURN void _longjmp(struct __jmp_buf_tag env[1], int val);
+LOOM_INTERPOSE LOOM_NORETURN void __longjmp_chk(struct __jmp_buf_tag env[1], int val);
 
 /* ---- libc's definitions (the next ones after libloom) -------------------- */
 
@@ -122,7 +134,7 @@ static struct {
 
 static void *find(const char *name)
 {
-    return dlsym(RTLD_NEXT, strcmp(name, "longjmp_chk") == 0 ? "__longjmp_chk" : name);
+    return dlsym(LOOM_NEXT, strcmp(name, "longjmp_chk") == 0 ? "__longjmp_chk" : name);
 }
 
 #define FIND(name) (void)LIBC(name)
