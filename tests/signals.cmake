@@ -1,8 +1,9 @@
 # Signals, timers, the pid and the working directory of a rank are its own,
 # as in a process (src/runtime/signal.c, rankfs.c; issue 18). Each mode also
 # runs as a plain process (the program run directly), which is the oracle.
-# Under TSAN the sanitizer's own sigaction interceptor keeps one handler per
-# process (docs/architecture.md): skipped there.
+# Under TSAN these calls are libc's, through the sanitizer's interceptors (one
+# handler table, pid and directory per process: docs/architecture.md):
+# skipped there.
 if(LOOM_SANITIZE STREQUAL "thread")
   return()
 endif()
