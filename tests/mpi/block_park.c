@@ -212,9 +212,10 @@ static void sockets(void)
     }
     closing(s);
 
-    /* accept waits for the partner's connect (an abstract Unix address). */
+    /* accept waits for the partner's connect (an abstract Unix address,
+     * named by the job's process: each rank has a getpid() of its own). */
     struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "loom_block_park_%d_%d", (int)getpid(),
+    snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "loom_block_park_%d_%d", (int)getppid(),
              waiter ? rank : partner);
     socklen_t alen =
         (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a.sun_path + 1));
