@@ -404,6 +404,9 @@ static loom_req *req_alloc(struct p2p_rank *p, int me)
         for (loom_req **pp = &p->orphans; *pp;) {
             loom_req *r = *pp;
             if (loom_req_done(r)) {
+                if (r->type)
+                    loom_type_release(r->type);
+                r->type = NULL;
                 if (r->kind == LOOM_REQ_GENERIC)
                     generic_release(r);
                 *pp = r->pool_next;
@@ -474,15 +477,17 @@ void loom_req_free(loom_req *r)
 {
     struct p2p_rank *p = &ranks[r->owner];
     r->magic = LOOM_REQ_FREED;
-    if (r->type)
-        loom_type_release(r->type);
-    r->type = NULL;
-    if (!loom_req_done(r)) { /* (a generic one's error text goes with it later) */
+    if (!loom_req_done(r)) {
+        /* A receive still posted copies with its type when it matches: the
+         * type (and a generic one's error text) go with it later. */
         r->orphan = true;
         r->pool_next = p->orphans;
         p->orphans = r;
         return;
     }
+    if (r->type)
+        loom_type_release(r->type);
+    r->type = NULL;
     if (r->kind == LOOM_REQ_GENERIC)
         generic_release(r);
     r->pool_next = p->req_free;
