@@ -106,6 +106,21 @@ int loom_coll_small_blocks(struct loom_comm *c, enum loom_coll_kind kind, const 
 int loom_coll_start(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
                     struct LMPI_Request_s *req, const char **why);
 
+/* A persistent collective's call (MPI_<Coll>_init): kind and arguments kept
+ * with their own copies of the count, displacement and type arrays, and
+ * references on the types and the op, so that each start runs the same call
+ * as MPI_I<coll> would. */
+struct loom_coll_call;
+/* Saves a call on c (arguments checked); *call_p set on success. Returns
+ * MPI_SUCCESS or MPI_ERR_NO_MEM. */
+int loom_coll_save(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                   struct loom_coll_call **call_p) LOOM_MUST_CHECK;
+/* Starts a saved call as loom_coll_start() does (its next place in the
+ * communicator's order). */
+int loom_coll_start_saved(struct loom_coll_call *call, struct LMPI_Request_s *req,
+                          const char **why);
+void loom_coll_call_free(struct loom_coll_call *call);
+
 /* Ends the rank's runners (MPI_Finalize; every request is complete). */
 void loom_coll_rank_fini(int world_rank);
 

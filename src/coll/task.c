@@ -339,6 +339,49 @@ int coll_start(struct coll_ctx *x, loom_req *req)
     return MPI_SUCCESS;
 }
 
+/* A saved call: a task that is never run itself, only copied by each start. */
+struct loom_coll_call {
+    struct loom_comm *c;
+    struct coll_task *t;
+};
+
+int loom_coll_save(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                   struct loom_coll_call **call_p)
+{
+    struct loom_coll_call *call = malloc(sizeof *call);
+    struct coll_task *t = calloc(1, sizeof *t);
+    if (!call || !t) {
+        free(call);
+        free(t);
+        return MPI_ERR_NO_MEM;
+    }
+    t->kind = kind;
+    t->args = *a;
+    int rc = retain_args(t, c->sh->size);
+    if (rc) {
+        coll_task_free(t);
+        free(call);
+        return rc;
+    }
+    call->c = c;
+    call->t = t;
+    *call_p = call;
+    return MPI_SUCCESS;
+}
+
+int loom_coll_start_saved(struct loom_coll_call *call, loom_req *req, const char **why)
+{
+    return loom_coll_start(call->c, call->t->kind, &call->t->args, req, why);
+}
+
+void loom_coll_call_free(struct loom_coll_call *call)
+{
+    if (!call)
+        return;
+    coll_task_free(call->t);
+    free(call);
+}
+
 void loom_coll_rank_fini(int world_rank)
 {
     struct rank_runners *pools = __atomic_load_n(&runners_of, __ATOMIC_ACQUIRE);

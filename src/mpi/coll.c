@@ -3,7 +3,10 @@
  * the arguments the standard makes significant on the calling rank, raise the
  * standard error classes with a message, and hand the call to src/coll.
  * Arguments that are bad on every rank raise the error on every rank before
- * any synchronization, so nobody is left waiting.
+ * any synchronization, so nobody is left waiting. The persistent
+ * collectives (MPI_<Coll>_init, MPI-4.1) check the same arguments at init
+ * and save the call in a persistent request that MPI_Start runs as
+ * MPI_I<coll>: a start takes the call's place in the communicator's order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 #include "coll/op.h"
 #include "mpi/mpi_impl.h"
 #include "pt2pt/p2p.h"
+#include "comm/comm_impl.h"
 #include "util/handle.h"
 
 /* MPI_IN_PLACE is the address of this byte. */
@@ -125,12 +129,39 @@ static int check_counts(const struct call *k, const int *counts, const int *disp
     return MPI_SUCCESS;
 }
 
-/* Runs the call (request NULL) or starts it and returns its request. */
+/* Saves the call in a new, inactive persistent request (MPI_<Coll>_init);
+ * each MPI_Start runs it as MPI_I<coll> would. */
+static int save(const struct call *k, enum loom_coll_kind kind, const struct loom_coll_args *a,
+                MPI_Request *request)
+{
+    loom_req *r = loom_req_alloc_generic(k->c);
+    struct loom_coll_call *call = NULL;
+    if (!r || loom_coll_save(k->c, kind, a, &call) != MPI_SUCCESS) {
+        if (r) {
+            atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+            loom_req_free(r);
+        }
+        return loom_mpi_err(k->comm, MPI_ERR_NO_MEM, k->fn,
+                            "out of memory for a persistent collective");
+    }
+    r->persistent = true;
+    r->active = false;
+    r->ext = call;
+    /* Inactive counts as complete, and MPI_Request_free recycles it at once. */
+    atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+/* Runs the call (request NULL), starts it and returns its request, or
+ * (persistent) saves it in an inactive request. */
 static int run(const struct call *k, enum loom_coll_kind kind, const struct loom_coll_args *a,
-               MPI_Request *request)
+               MPI_Request *request, bool persistent)
 {
     const char *why = NULL;
     int rc;
+    if (persistent)
+        return save(k, kind, a, request);
     if (!request) {
         rc = loom_coll_run(k->c, kind, a, &why);
     } else {
@@ -148,6 +179,29 @@ static int run(const struct call *k, enum loom_coll_kind kind, const struct loom
     if (rc)
         return loom_mpi_err(k->comm, rc, k->fn, "%s", why ? why : "failed");
     return MPI_SUCCESS;
+}
+
+int loom_mpi_coll_start_persistent(MPI_Request r, const char *fn)
+{
+    free(r->why); /* the previous start's error */
+    r->why = NULL;
+    r->status_error = MPI_SUCCESS;
+    r->active = true;
+    atomic_store_explicit(&r->done, 0, memory_order_relaxed);
+    const char *why = NULL;
+    int rc = loom_coll_start_saved(r->ext, r, &why);
+    if (rc) {
+        r->active = false;
+        atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+        return loom_mpi_err(r->comm->handle, rc, fn, "%s", why ? why : "failed");
+    }
+    return MPI_SUCCESS;
+}
+
+void loom_mpi_coll_free_persistent(MPI_Request r)
+{
+    loom_coll_call_free(r->ext);
+    r->ext = NULL;
 }
 
 /* The small-message paths (loom_coll_small(), loom_coll_small_blocks()) are
@@ -245,16 +299,16 @@ static int try_small_blocks(const char *fn, MPI_Comm comm, enum loom_coll_kind k
 
 /* ---- entry points ------------------------------------------------------ */
 
-static int barrier(const char *fn, MPI_Comm comm, MPI_Request *request)
+static int barrier(const char *fn, MPI_Comm comm, MPI_Request *request, bool persistent)
 {
     struct call k;
     int rc = begin(&k, fn, comm);
     struct loom_coll_args a = {.root = 0};
-    return rc ? rc : run(&k, LOOM_COLL_BARRIER, &a, request);
+    return rc ? rc : run(&k, LOOM_COLL_BARRIER, &a, request, persistent);
 }
 
 static int bcast(const char *fn, void *buffer, int count, MPI_Datatype datatype, int root,
-                 MPI_Comm comm, MPI_Request *request)
+                 MPI_Comm comm, MPI_Request *request, bool persistent)
 {
     struct call k;
     struct loom_coll_args a = {.rbuf = buffer, .rcount = (size_t)count, .root = root};
@@ -263,7 +317,7 @@ static int bcast(const char *fn, void *buffer, int count, MPI_Datatype datatype,
         rc = check_root(&k, root);
     if (!rc)
         rc = check_counted_buf(&k, buffer, count, datatype, "the buffer", &a.rtype);
-    return rc ? rc : run(&k, LOOM_COLL_BCAST, &a, request);
+    return rc ? rc : run(&k, LOOM_COLL_BCAST, &a, request, persistent);
 }
 
 /* Gather and Gatherv: the send side everywhere (unless in place at the
@@ -271,7 +325,7 @@ static int bcast(const char *fn, void *buffer, int count, MPI_Datatype datatype,
 static int gather(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
                   MPI_Datatype recvtype, int root, MPI_Comm comm, enum loom_coll_kind kind,
-                  MPI_Request *request)
+                  MPI_Request *request, bool persistent)
 {
     struct call k;
     struct loom_coll_args a = {
@@ -298,7 +352,7 @@ static int gather(const char *fn, const void *sendbuf, int sendcount, MPI_Dataty
                 rc = check_buf(&k, recvbuf, 1, recvtype, "the receive buffer", &a.rtype);
         }
     }
-    return rc ? rc : run(&k, kind, &a, request);
+    return rc ? rc : run(&k, kind, &a, request, persistent);
 }
 
 /* Scatter and Scatterv: the send side at the root, the receive side
@@ -306,7 +360,7 @@ static int gather(const char *fn, const void *sendbuf, int sendcount, MPI_Dataty
 static int scatter(const char *fn, const void *sendbuf, int sendcount, const int *sendcounts,
                    const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                    MPI_Datatype recvtype, int root, MPI_Comm comm, enum loom_coll_kind kind,
-                   MPI_Request *request)
+                   MPI_Request *request, bool persistent)
 {
     struct call k;
     struct loom_coll_args a = {
@@ -332,14 +386,14 @@ static int scatter(const char *fn, const void *sendbuf, int sendcount, const int
         rc = check_counted_buf(&k, recvbuf, recvcount, recvtype, "the receive buffer", &a.rtype);
         a.rcount = (size_t)recvcount;
     }
-    return rc ? rc : run(&k, kind, &a, request);
+    return rc ? rc : run(&k, kind, &a, request, persistent);
 }
 
 /* Allgather(v) and Alltoall(v): send side unless in place, receive side. */
 static int all(const char *fn, const void *sendbuf, int sendcount, const int *sendcounts,
                const int *sdispls, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
-               enum loom_coll_kind kind, MPI_Request *request)
+               enum loom_coll_kind kind, MPI_Request *request, bool persistent)
 {
     struct call k;
     struct loom_coll_args a = {.sbuf = sendbuf,
@@ -373,7 +427,7 @@ static int all(const char *fn, const void *sendbuf, int sendcount, const int *se
             a.rcount = (size_t)recvcount;
         }
     }
-    return rc ? rc : run(&k, kind, &a, request);
+    return rc ? rc : run(&k, kind, &a, request, persistent);
 }
 
 /* One datatype per peer: every one checked where its count is positive. */
@@ -431,7 +485,7 @@ static int reduction(struct call *k, const void *sendbuf, void *recvbuf, int cou
 static int alltoallw(const char *fn, const void *sendbuf, const int sendcounts[],
                      const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
                      const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
-                     MPI_Comm comm, MPI_Request *request)
+                     MPI_Comm comm, MPI_Request *request, bool persistent)
 {
     struct call k;
     int rc = begin(&k, fn, comm);
@@ -456,7 +510,8 @@ static int alltoallw(const char *fn, const void *sendbuf, const int sendcounts[]
     if (!rc)
         rc = check_types(&k, recvcounts, rdispls, recvtypes, "receive", types + k.size);
     if (!rc)
-        rc = run(&k, LOOM_COLL_ALLTOALLW, &a, request); /* a nonblocking call copies types */
+        rc = run(&k, LOOM_COLL_ALLTOALLW, &a, request,
+                 persistent); /* a nonblocking call copies types */
     free(types);
     return rc;
 }
@@ -464,19 +519,19 @@ static int alltoallw(const char *fn, const void *sendbuf, const int sendcounts[]
 /* The reductions but Reduce_scatter: count x datatype on both sides, one op. */
 static int reduce_like(const char *fn, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, int root, bool rooted, MPI_Comm comm,
-                       enum loom_coll_kind kind, MPI_Request *request)
+                       enum loom_coll_kind kind, MPI_Request *request, bool persistent)
 {
     struct call k;
     struct loom_coll_args a = {0};
     int rc = begin(&k, fn, comm);
     if (!rc)
         rc = reduction(&k, sendbuf, recvbuf, count, datatype, op, root, rooted, &a);
-    return rc ? rc : run(&k, kind, &a, request);
+    return rc ? rc : run(&k, kind, &a, request, persistent);
 }
 
 static int reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
                           const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                          MPI_Request *request)
+                          MPI_Request *request, bool persistent)
 {
     struct call k;
     int rc = begin(&k, fn, comm);
@@ -491,13 +546,13 @@ static int reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
     struct loom_coll_args a = {0};
     rc = reduction(&k, sendbuf, recvbuf, recvcounts[k.c->rank], datatype, op, 0, false, &a);
     a.rcounts = recvcounts;
-    return rc ? rc : run(&k, LOOM_COLL_REDUCE_SCATTER, &a, request);
+    return rc ? rc : run(&k, LOOM_COLL_REDUCE_SCATTER, &a, request, persistent);
 }
 
 /* Each collective twice: MPI_<coll> (blocking) and MPI_I<coll> (a request). */
 int PMPI_Barrier(MPI_Comm comm)
 {
-    return barrier("MPI_Barrier", comm, NULL);
+    return barrier("MPI_Barrier", comm, NULL, false);
 }
 LOOM_MPI_ALIAS(Barrier);
 
@@ -505,7 +560,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
-    return barrier("MPI_Ibarrier", comm, request);
+    return barrier("MPI_Ibarrier", comm, request, false);
 }
 LOOM_MPI_ALIAS(Ibarrier);
 
@@ -515,7 +570,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
                        MPI_OP_NULL, root);
     if (rc != LOOM_COLL_GENERAL)
         return rc;
-    return bcast("MPI_Bcast", buffer, count, datatype, root, comm, NULL);
+    return bcast("MPI_Bcast", buffer, count, datatype, root, comm, NULL, false);
 }
 LOOM_MPI_ALIAS(Bcast);
 
@@ -524,7 +579,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 {
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ibcast", "request is NULL");
-    return bcast("MPI_Ibcast", buffer, count, datatype, root, comm, request);
+    return bcast("MPI_Ibcast", buffer, count, datatype, root, comm, request, false);
 }
 LOOM_MPI_ALIAS(Ibcast);
 
@@ -536,7 +591,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     if (rc != LOOM_COLL_GENERAL)
         return rc;
     return gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                  recvtype, root, comm, LOOM_COLL_GATHER, NULL);
+                  recvtype, root, comm, LOOM_COLL_GATHER, NULL, false);
 }
 LOOM_MPI_ALIAS(Gather);
 
@@ -547,7 +602,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Igather", "request is NULL");
     return gather("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                  recvtype, root, comm, LOOM_COLL_GATHER, request);
+                  recvtype, root, comm, LOOM_COLL_GATHER, request, false);
 }
 LOOM_MPI_ALIAS(Igather);
 
@@ -556,7 +611,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Comm comm)
 {
     return gather("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                  recvtype, root, comm, LOOM_COLL_GATHERV, NULL);
+                  recvtype, root, comm, LOOM_COLL_GATHERV, NULL, false);
 }
 LOOM_MPI_ALIAS(Gatherv);
 
@@ -567,7 +622,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Igatherv", "request is NULL");
     return gather("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                  recvtype, root, comm, LOOM_COLL_GATHERV, request);
+                  recvtype, root, comm, LOOM_COLL_GATHERV, request, false);
 }
 LOOM_MPI_ALIAS(Igatherv);
 
@@ -579,7 +634,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (rc != LOOM_COLL_GENERAL)
         return rc;
     return scatter("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
-                   recvtype, root, comm, LOOM_COLL_SCATTER, NULL);
+                   recvtype, root, comm, LOOM_COLL_SCATTER, NULL, false);
 }
 LOOM_MPI_ALIAS(Scatter);
 
@@ -590,7 +645,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iscatter", "request is NULL");
     return scatter("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
-                   recvtype, root, comm, LOOM_COLL_SCATTER, request);
+                   recvtype, root, comm, LOOM_COLL_SCATTER, request, false);
 }
 LOOM_MPI_ALIAS(Iscatter);
 
@@ -599,7 +654,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   int root, MPI_Comm comm)
 {
     return scatter("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
-                   recvtype, root, comm, LOOM_COLL_SCATTERV, NULL);
+                   recvtype, root, comm, LOOM_COLL_SCATTERV, NULL, false);
 }
 LOOM_MPI_ALIAS(Scatterv);
 
@@ -610,7 +665,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iscatterv", "request is NULL");
     return scatter("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
-                   recvtype, root, comm, LOOM_COLL_SCATTERV, request);
+                   recvtype, root, comm, LOOM_COLL_SCATTERV, request, false);
 }
 LOOM_MPI_ALIAS(Iscatterv);
 
@@ -622,7 +677,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     if (rc != LOOM_COLL_GENERAL)
         return rc;
     return all("MPI_Allgather", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
-               NULL, recvtype, comm, LOOM_COLL_ALLGATHER, NULL);
+               NULL, recvtype, comm, LOOM_COLL_ALLGATHER, NULL, false);
 }
 LOOM_MPI_ALIAS(Allgather);
 
@@ -632,7 +687,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iallgather", "request is NULL");
     return all("MPI_Iallgather", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
-               NULL, recvtype, comm, LOOM_COLL_ALLGATHER, request);
+               NULL, recvtype, comm, LOOM_COLL_ALLGATHER, request, false);
 }
 LOOM_MPI_ALIAS(Iallgather);
 
@@ -641,7 +696,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     MPI_Comm comm)
 {
     return all("MPI_Allgatherv", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0, recvcounts,
-               displs, recvtype, comm, LOOM_COLL_ALLGATHERV, NULL);
+               displs, recvtype, comm, LOOM_COLL_ALLGATHERV, NULL, false);
 }
 LOOM_MPI_ALIAS(Allgatherv);
 
@@ -652,7 +707,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iallgatherv", "request is NULL");
     return all("MPI_Iallgatherv", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0, recvcounts,
-               displs, recvtype, comm, LOOM_COLL_ALLGATHERV, request);
+               displs, recvtype, comm, LOOM_COLL_ALLGATHERV, request, false);
 }
 LOOM_MPI_ALIAS(Iallgatherv);
 
@@ -664,7 +719,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if (rc != LOOM_COLL_GENERAL)
         return rc;
     return all("MPI_Alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
-               NULL, recvtype, comm, LOOM_COLL_ALLTOALL, NULL);
+               NULL, recvtype, comm, LOOM_COLL_ALLTOALL, NULL, false);
 }
 LOOM_MPI_ALIAS(Alltoall);
 
@@ -674,7 +729,7 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ialltoall", "request is NULL");
     return all("MPI_Ialltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
-               NULL, recvtype, comm, LOOM_COLL_ALLTOALL, request);
+               NULL, recvtype, comm, LOOM_COLL_ALLTOALL, request, false);
 }
 LOOM_MPI_ALIAS(Ialltoall);
 
@@ -683,7 +738,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     return all("MPI_Alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
-               rdispls, recvtype, comm, LOOM_COLL_ALLTOALLV, NULL);
+               rdispls, recvtype, comm, LOOM_COLL_ALLTOALLV, NULL, false);
 }
 LOOM_MPI_ALIAS(Alltoallv);
 
@@ -694,7 +749,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ialltoallv", "request is NULL");
     return all("MPI_Ialltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
-               rdispls, recvtype, comm, LOOM_COLL_ALLTOALLV, request);
+               rdispls, recvtype, comm, LOOM_COLL_ALLTOALLV, request, false);
 }
 LOOM_MPI_ALIAS(Ialltoallv);
 
@@ -703,7 +758,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                     rdispls, recvtypes, comm, NULL);
+                     rdispls, recvtypes, comm, NULL, false);
 }
 LOOM_MPI_ALIAS(Alltoallw);
 
@@ -715,7 +770,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "request is NULL");
     return alltoallw("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                     rdispls, recvtypes, comm, request);
+                     rdispls, recvtypes, comm, request, false);
 }
 LOOM_MPI_ALIAS(Ialltoallw);
 
@@ -727,7 +782,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     if (rc != LOOM_COLL_GENERAL)
         return rc;
     return reduce_like("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, true, comm,
-                       LOOM_COLL_REDUCE, NULL);
+                       LOOM_COLL_REDUCE, NULL, false);
 }
 LOOM_MPI_ALIAS(Reduce);
 
@@ -737,7 +792,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ireduce", "request is NULL");
     return reduce_like("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, true, comm,
-                       LOOM_COLL_REDUCE, request);
+                       LOOM_COLL_REDUCE, request, false);
 }
 LOOM_MPI_ALIAS(Ireduce);
 
@@ -749,7 +804,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     if (rc != LOOM_COLL_GENERAL)
         return rc;
     return reduce_like("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
-                       LOOM_COLL_ALLREDUCE, NULL);
+                       LOOM_COLL_ALLREDUCE, NULL, false);
 }
 LOOM_MPI_ALIAS(Allreduce);
 
@@ -759,7 +814,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iallreduce", "request is NULL");
     return reduce_like("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
-                       LOOM_COLL_ALLREDUCE, request);
+                       LOOM_COLL_ALLREDUCE, request, false);
 }
 LOOM_MPI_ALIAS(Iallreduce);
 
@@ -767,7 +822,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm,
-                          NULL);
+                          NULL, false);
 }
 LOOM_MPI_ALIAS(Reduce_scatter);
 
@@ -777,7 +832,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ireduce_scatter", "request is NULL");
     return reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm,
-                          request);
+                          request, false);
 }
 LOOM_MPI_ALIAS(Ireduce_scatter);
 
@@ -785,7 +840,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return reduce_like("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, 0,
-                       false, comm, LOOM_COLL_REDUCE_SCATTER_BLOCK, NULL);
+                       false, comm, LOOM_COLL_REDUCE_SCATTER_BLOCK, NULL, false);
 }
 LOOM_MPI_ALIAS(Reduce_scatter_block);
 
@@ -796,7 +851,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Ireduce_scatter_block", "request is NULL");
     return reduce_like("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, 0,
-                       false, comm, LOOM_COLL_REDUCE_SCATTER_BLOCK, request);
+                       false, comm, LOOM_COLL_REDUCE_SCATTER_BLOCK, request, false);
 }
 LOOM_MPI_ALIAS(Ireduce_scatter_block);
 
@@ -804,7 +859,7 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
               MPI_Comm comm)
 {
     return reduce_like("MPI_Scan", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
-                       LOOM_COLL_SCAN, NULL);
+                       LOOM_COLL_SCAN, NULL, false);
 }
 LOOM_MPI_ALIAS(Scan);
 
@@ -814,7 +869,7 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iscan", "request is NULL");
     return reduce_like("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
-                       LOOM_COLL_SCAN, request);
+                       LOOM_COLL_SCAN, request, false);
 }
 LOOM_MPI_ALIAS(Iscan);
 
@@ -822,7 +877,7 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
                 MPI_Comm comm)
 {
     return reduce_like("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
-                       LOOM_COLL_EXSCAN, NULL);
+                       LOOM_COLL_EXSCAN, NULL, false);
 }
 LOOM_MPI_ALIAS(Exscan);
 
@@ -832,6 +887,198 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     if (!request)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Iexscan", "request is NULL");
     return reduce_like("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
-                       LOOM_COLL_EXSCAN, request);
+                       LOOM_COLL_EXSCAN, request, false);
 }
 LOOM_MPI_ALIAS(Iexscan);
+
+/* ---- persistent collectives (MPI-4.1 6.13) ------------------------------ */
+
+/* The checks every MPI_<Coll>_init adds to its collective's: info and
+ * request. */
+static int init_args(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    if (!request)
+        return loom_mpi_err(comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (info != MPI_INFO_NULL && !loom_info_lookup(info))
+        return loom_mpi_err(comm, MPI_ERR_INFO, fn, "0x%x is not a valid info object",
+                            (unsigned)info);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = init_args("MPI_Barrier_init", comm, info, request);
+    return rc ? rc : barrier("MPI_Barrier_init", comm, request, true);
+}
+LOOM_MPI_ALIAS(Barrier_init);
+
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *request)
+{
+    int rc = init_args("MPI_Bcast_init", comm, info, request);
+    return rc ? rc : bcast("MPI_Bcast_init", buffer, count, datatype, root, comm, request, true);
+}
+LOOM_MPI_ALIAS(Bcast_init);
+
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request)
+{
+    int rc = init_args("MPI_Gather_init", comm, info, request);
+    return rc ? rc
+              : gather("MPI_Gather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                       NULL, recvtype, root, comm, LOOM_COLL_GATHER, request, true);
+}
+LOOM_MPI_ALIAS(Gather_init);
+
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = init_args("MPI_Gatherv_init", comm, info, request);
+    return rc ? rc
+              : gather("MPI_Gatherv_init", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                       displs, recvtype, root, comm, LOOM_COLL_GATHERV, request, true);
+}
+LOOM_MPI_ALIAS(Gatherv_init);
+
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
+{
+    int rc = init_args("MPI_Scatter_init", comm, info, request);
+    return rc ? rc
+              : scatter("MPI_Scatter_init", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                        recvcount, recvtype, root, comm, LOOM_COLL_SCATTER, request, true);
+}
+LOOM_MPI_ALIAS(Scatter_init);
+
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = init_args("MPI_Scatterv_init", comm, info, request);
+    return rc ? rc
+              : scatter("MPI_Scatterv_init", sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                        recvcount, recvtype, root, comm, LOOM_COLL_SCATTERV, request, true);
+}
+LOOM_MPI_ALIAS(Scatterv_init);
+
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    int rc = init_args("MPI_Allgather_init", comm, info, request);
+    return rc ? rc
+              : all("MPI_Allgather_init", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                    recvcount, NULL, NULL, recvtype, comm, LOOM_COLL_ALLGATHER, request, true);
+}
+LOOM_MPI_ALIAS(Allgather_init);
+
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = init_args("MPI_Allgatherv_init", comm, info, request);
+    return rc ? rc
+              : all("MPI_Allgatherv_init", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0,
+                    recvcounts, displs, recvtype, comm, LOOM_COLL_ALLGATHERV, request, true);
+}
+LOOM_MPI_ALIAS(Allgatherv_init);
+
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    int rc = init_args("MPI_Alltoall_init", comm, info, request);
+    return rc ? rc
+              : all("MPI_Alltoall_init", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                    recvcount, NULL, NULL, recvtype, comm, LOOM_COLL_ALLTOALL, request, true);
+}
+LOOM_MPI_ALIAS(Alltoall_init);
+
+int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    int rc = init_args("MPI_Alltoallv_init", comm, info, request);
+    return rc ? rc
+              : all("MPI_Alltoallv_init", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                    recvcounts, rdispls, recvtype, comm, LOOM_COLL_ALLTOALLV, request, true);
+}
+LOOM_MPI_ALIAS(Alltoallv_init);
+
+int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    int rc = init_args("MPI_Alltoallw_init", comm, info, request);
+    return rc ? rc
+              : alltoallw("MPI_Alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                          recvcounts, rdispls, recvtypes, comm, request, true);
+}
+LOOM_MPI_ALIAS(Alltoallw_init);
+
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = init_args("MPI_Reduce_init", comm, info, request);
+    return rc ? rc
+              : reduce_like("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root, true,
+                            comm, LOOM_COLL_REDUCE, request, true);
+}
+LOOM_MPI_ALIAS(Reduce_init);
+
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = init_args("MPI_Allreduce_init", comm, info, request);
+    return rc ? rc
+              : reduce_like("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, 0, false,
+                            comm, LOOM_COLL_ALLREDUCE, request, true);
+}
+LOOM_MPI_ALIAS(Allreduce_init);
+
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request)
+{
+    int rc = init_args("MPI_Reduce_scatter_init", comm, info, request);
+    return rc ? rc
+              : reduce_scatter("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts, datatype,
+                               op, comm, request, true);
+}
+LOOM_MPI_ALIAS(Reduce_scatter_init);
+
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    int rc = init_args("MPI_Reduce_scatter_block_init", comm, info, request);
+    return rc ? rc
+              : reduce_like("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, recvcount, datatype,
+                            op, 0, false, comm, LOOM_COLL_REDUCE_SCATTER_BLOCK, request, true);
+}
+LOOM_MPI_ALIAS(Reduce_scatter_block_init);
+
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = init_args("MPI_Scan_init", comm, info, request);
+    return rc ? rc
+              : reduce_like("MPI_Scan_init", sendbuf, recvbuf, count, datatype, op, 0, false, comm,
+                            LOOM_COLL_SCAN, request, true);
+}
+LOOM_MPI_ALIAS(Scan_init);
+
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = init_args("MPI_Exscan_init", comm, info, request);
+    return rc ? rc
+              : reduce_like("MPI_Exscan_init", sendbuf, recvbuf, count, datatype, op, 0, false,
+                            comm, LOOM_COLL_EXSCAN, request, true);
+}
+LOOM_MPI_ALIAS(Exscan_init);

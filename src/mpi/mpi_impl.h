@@ -27,8 +27,12 @@
     extern __typeof__(LPMPI_##name) loom_plain_PMPI_##name __asm__("PMPI_" #name)                  \
         __attribute__((alias("LPMPI_" #name)))
 
+struct loom_mpi_pair;
+
 struct loom_mpi_rank {
     int thread_level;
+    struct loom_mpi_pair *freed_pairs; /* MPI_Isendrecv_replace requests freed before their send was
+                          done (pt2pt.c) */
 };
 
 /* The calling rank's MPI state; NULL before MPI_Init. */
@@ -84,6 +88,12 @@ static inline int loom_mpi_comm_enter(const char *fn, MPI_Comm comm, struct loom
     *c_p = c;
     return MPI_SUCCESS;
 }
+
+/* A persistent collective request (MPI_<Coll>_init; coll.c): MPI_Start runs
+ * its saved call (raises the error on its communicator if it cannot start);
+ * MPI_Request_free of the inactive request frees the call. */
+int loom_mpi_coll_start_persistent(MPI_Request r, const char *fn);
+void loom_mpi_coll_free_persistent(MPI_Request r);
 
 /* The world barrier's job-wide state (barrier.c). */
 int loom_mpi_barrier_init(int nranks) LOOM_MUST_CHECK;

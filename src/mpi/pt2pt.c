@@ -182,6 +182,8 @@ static int bsend_start(loom_req *r);
 
 static int start(loom_req *r)
 {
+    if (r->kind == LOOM_REQ_GENERIC) /* a persistent collective */
+        return loom_mpi_coll_start_persistent(r, "MPI_Start");
     r->active = true;
     r->cancelled = false;
     r->status_error = MPI_SUCCESS;
@@ -203,6 +205,8 @@ static int start(loom_req *r)
     return MPI_SUCCESS;
 }
 
+static void req_free(loom_req *r);
+
 /* Finishes a done request: status out, then freed or made inactive. */
 static int finish(const char *fn, loom_req **rp, MPI_Status *st)
 {
@@ -215,11 +219,11 @@ static int finish(const char *fn, loom_req **rp, MPI_Status *st)
         if (err) {
             /* Freed after: the handler may abort, and the text goes with it. */
             err = raise_req_error(fn, r);
-            loom_req_free(r);
+            req_free(r);
             *rp = MPI_REQUEST_NULL;
             return err;
         }
-        loom_req_free(r);
+        req_free(r);
         *rp = MPI_REQUEST_NULL;
         return MPI_SUCCESS;
     }
@@ -242,6 +246,132 @@ static int check_req(const char *fn, MPI_Request r, int me)
 static bool is_inactive(MPI_Request r)
 {
     return r == MPI_REQUEST_NULL || (r->persistent && !r->active);
+}
+
+/* ---- MPI_Isendrecv: a request of two halves ------------------------------ */
+
+/* A PAIR request's halves; tmp: Isendrecv_replace's packed copy of the
+ * message, which the send reads until it completes. */
+struct loom_mpi_pair {
+    loom_req *send, *recv;
+    void *tmp;
+    struct loom_mpi_pair *next; /* freed while the send was active: kept until it is done */
+};
+
+/* True once both halves are done; then marks the pair done too. */
+static bool pair_done(loom_req *r)
+{
+    if (loom_req_done(r))
+        return true;
+    struct loom_mpi_pair *p = r->ext;
+    if (!loom_req_done(p->send) || !loom_req_done(p->recv))
+        return false;
+    /* The status is the receive's; an error of either half fails the pair. */
+    loom_req *rr = p->recv;
+    r->status_source = rr->status_source;
+    r->status_tag = rr->status_tag;
+    r->status_bytes = rr->status_bytes;
+    r->status_error = rr->status_error ? rr->status_error : p->send->status_error;
+    r->cancelled = rr->cancelled;
+    r->count = rr->count;
+    r->bytes = rr->bytes;
+    atomic_store_explicit(&r->done, 1, memory_order_relaxed); /* the owner's own view */
+    return true;
+}
+
+/* loom_req_done, loom_req_test and loom_req_wait for any request of the
+ * MPI layer, pairs included. */
+static inline bool req_done(loom_req *r)
+{
+    return LOOM_LIKELY(r->kind != LOOM_REQ_PAIR) ? loom_req_done(r) : pair_done(r);
+}
+
+static inline bool req_test(loom_req *r)
+{
+    if (LOOM_LIKELY(r->kind != LOOM_REQ_PAIR))
+        return loom_req_test(r);
+    return pair_done(r) || (loom_p2p_progress() && pair_done(r));
+}
+
+static void req_wait(loom_req *r)
+{
+    if (LOOM_LIKELY(r->kind != LOOM_REQ_PAIR)) {
+        loom_req_wait(r);
+        return;
+    }
+    struct loom_mpi_pair *p = r->ext;
+    loom_req_wait(p->send);
+    loom_req_wait(p->recv);
+    pair_done(r);
+}
+
+/* Blocks until one of the count requests (inactive ones skipped) is done:
+ * a pair's pending halves stand for it. */
+static void wait_any(int count, MPI_Request reqs[])
+{
+    loom_req *set[2 * count + 1];
+    int n = 0;
+    for (int k = 0; k < count; k++) {
+        loom_req *r = reqs[k];
+        if (is_inactive(r))
+            continue;
+        if (r->kind != LOOM_REQ_PAIR) {
+            set[n++] = r;
+            continue;
+        }
+        if (pair_done(r))
+            return;
+        struct loom_mpi_pair *p = r->ext;
+        set[n++] = loom_req_done(p->send) ? p->recv : p->send;
+    }
+    loom_req_wait_any(set, n);
+}
+
+/* The calling rank's pairs freed before their sends completed. */
+static struct loom_mpi_pair *freed_pairs(void)
+{
+    return loom_mpi_self()->freed_pairs;
+}
+
+/* Frees a pair's memory and halves (the send's copy only once it is done). */
+static void pair_release(struct loom_mpi_pair *p)
+{
+    loom_req_free(p->recv);
+    if (p->tmp && !loom_req_done(p->send)) {
+        p->next = freed_pairs();
+        loom_mpi_self()->freed_pairs = p;
+        return;
+    }
+    loom_req_free(p->send);
+    free(p->tmp);
+    free(p);
+}
+
+/* Frees the kept pairs whose sends are done. */
+static void pairs_reclaim(void)
+{
+    for (struct loom_mpi_pair **pp = &loom_mpi_self()->freed_pairs; *pp;) {
+        struct loom_mpi_pair *p = *pp;
+        if (loom_req_done(p->send)) {
+            *pp = p->next;
+            loom_req_free(p->send);
+            free(p->tmp);
+            free(p);
+        } else {
+            pp = &p->next;
+        }
+    }
+}
+
+/* Frees a request of the MPI layer: a pair with its halves. */
+static void req_free(loom_req *r)
+{
+    if (r->kind == LOOM_REQ_PAIR) {
+        pair_release(r->ext);
+        r->ext = NULL;
+        atomic_store_explicit(&r->done, 1, memory_order_relaxed); /* straight back to the pool */
+    }
+    loom_req_free(r);
 }
 
 /* ---- blocking and nonblocking sends and receives -------------------- */
@@ -526,6 +656,90 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int
 }
 LOOM_MPI_ALIAS(Sendrecv_replace);
 
+/* Starts an MPI_Isendrecv(_replace): the receive, then the send (from tmp
+ * when not NULL: the replace's packed copy, owned by the pair). */
+static int post_pair(const char *fn, const void *sbuf, int scount, MPI_Datatype stype, int dest,
+                     int stag, void *rbuf, int rcount, MPI_Datatype rtype, int src, int rtag,
+                     MPI_Comm comm, void *tmp, MPI_Request *req_p)
+{
+    struct loom_comm *c = NULL;
+    int rc = loom_mpi_comm_enter(fn, comm, &c);
+    if (rc)
+        goto err;
+    if (!req_p) {
+        rc = loom_mpi_err(comm, MPI_ERR_ARG, fn, "request is NULL");
+        goto err;
+    }
+    pairs_reclaim();
+    struct loom_mpi_pair *p = calloc(1, sizeof *p);
+    loom_req *r = loom_req_alloc_rank(c->owner);
+    if (!p || !r) {
+        rc = loom_mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for requests");
+        goto err_free;
+    }
+    rc = post_recv(fn, rbuf, rcount, rtype, src, rtag, comm, false, &p->recv);
+    if (rc)
+        goto err_free;
+    rc = post_send(fn, sbuf, scount, stype, dest, stag, comm, LOOM_MODE_STANDARD, false, &p->send);
+    if (rc)
+        goto err_cancel;
+    p->tmp = tmp;
+    r->kind = LOOM_REQ_PAIR;
+    r->comm = c;
+    r->active = true;
+    r->ext = p;
+    *req_p = r;
+    return MPI_SUCCESS;
+
+err_cancel:
+    loom_p2p_cancel(p->recv);
+    loom_req_free(p->recv);
+err_free:
+    if (r) {
+        atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+        loom_req_free(r);
+    }
+    free(p);
+err:
+    free(tmp);
+    return rc;
+}
+
+int PMPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                   int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
+                   MPI_Request *req)
+{
+    return post_pair("MPI_Isendrecv", sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src,
+                     rtag, comm, NULL, req);
+}
+LOOM_MPI_ALIAS(Isendrecv);
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int src,
+                           int rtag, MPI_Comm comm, MPI_Request *req)
+{
+    struct loom_comm *c = NULL;
+    struct loom_type *t = NULL;
+    int rc = loom_mpi_comm_enter("MPI_Isendrecv_replace", comm, &c);
+    if (rc || (rc = check_buf("MPI_Isendrecv_replace", comm, buf, count, type, &t)))
+        return rc;
+    /* The send reads a packed copy, so the receive can land in place
+     * whatever the order in which the halves progress. */
+    size_t bytes = (size_t)count * t->size;
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Isendrecv_replace", "out of memory");
+    if (bytes)
+        loom_type_pack(tmp, buf, t, 0, bytes);
+    if (bytes > INT_MAX) {
+        free(tmp);
+        return loom_mpi_err(comm, MPI_ERR_COUNT, "MPI_Isendrecv_replace",
+                            "the message (%zu bytes) is too large", bytes);
+    }
+    return post_pair("MPI_Isendrecv_replace", tmp, (int)bytes, MPI_BYTE, dest, stag, buf, count,
+                     type, src, rtag, comm, tmp, req);
+}
+LOOM_MPI_ALIAS(Isendrecv_replace);
+
 /* ---- completion ----------------------------------------------------------- */
 
 int PMPI_Wait(MPI_Request *req, MPI_Status *status)
@@ -542,7 +756,7 @@ int PMPI_Wait(MPI_Request *req, MPI_Status *status)
     }
     if ((rc = check_req("MPI_Wait", *req, me)))
         return rc;
-    loom_req_wait(*req);
+    req_wait(*req);
     return finish("MPI_Wait", req, status);
 }
 LOOM_MPI_ALIAS(Wait);
@@ -562,7 +776,7 @@ int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
     }
     if ((rc = check_req("MPI_Test", *req, me)))
         return rc;
-    *flag = loom_req_test(*req);
+    *flag = req_test(*req);
     if (!*flag) {
         loom_ult_yield();
         return MPI_SUCCESS;
@@ -597,7 +811,7 @@ static int finish_in_array(MPI_Request *rp, MPI_Status *st, bool *failed)
     if (r->persistent) {
         r->active = false;
     } else {
-        loom_req_free(r);
+        req_free(r);
         *rp = MPI_REQUEST_NULL;
     }
     if (err)
@@ -621,7 +835,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
             empty_status(status_at(statuses, i));
             continue;
         }
-        loom_req_wait(reqs[i]);
+        req_wait(reqs[i]);
         finish_in_array(&reqs[i], status_at(statuses, i), &failed);
     }
     if (failed)
@@ -640,7 +854,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
     loom_p2p_progress();
     for (int i = 0; i < count; i++)
-        if (!is_inactive(reqs[i]) && !loom_req_done(reqs[i])) {
+        if (!is_inactive(reqs[i]) && !req_done(reqs[i])) {
             *flag = 0;
             loom_ult_yield();
             return MPI_SUCCESS;
@@ -668,7 +882,7 @@ static int find_done(int count, MPI_Request reqs[])
         if (is_inactive(reqs[i]))
             continue;
         active++;
-        if (loom_req_done(reqs[i]))
+        if (req_done(reqs[i]))
             return i;
     }
     return active ? -1 : MPI_UNDEFINED;
@@ -682,12 +896,8 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
     if (!index)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitany", "index is NULL");
     int i;
-    while ((i = find_done(count, reqs)) == -1) {
-        loom_req *set[count];
-        for (int k = 0; k < count; k++)
-            set[k] = is_inactive(reqs[k]) ? NULL : reqs[k];
-        loom_req_wait_any(set, count);
-    }
+    while ((i = find_done(count, reqs)) == -1)
+        wait_any(count, reqs);
     *index = i;
     if (i == MPI_UNDEFINED) {
         empty_status(status);
@@ -731,7 +941,7 @@ static int collect_done(const char *fn, int incount, MPI_Request reqs[], int *ou
         if (is_inactive(reqs[i]))
             continue;
         active++;
-        if (loom_req_done(reqs[i])) {
+        if (req_done(reqs[i])) {
             indices[n] = i;
             finish_in_array(&reqs[i], status_at(statuses, n), &failed);
             n++;
@@ -753,12 +963,8 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     if (!outcount || (incount > 0 && !indices))
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitsome",
                             "outcount or indices is NULL");
-    while (find_done(incount, reqs) == -1) {
-        loom_req *set[incount];
-        for (int k = 0; k < incount; k++)
-            set[k] = is_inactive(reqs[k]) ? NULL : reqs[k];
-        loom_req_wait_any(set, incount);
-    }
+    while (find_done(incount, reqs) == -1)
+        wait_any(incount, reqs);
     return collect_done("MPI_Waitsome", incount, reqs, outcount, indices, statuses);
 }
 LOOM_MPI_ALIAS(Waitsome);
@@ -791,7 +997,13 @@ int PMPI_Request_free(MPI_Request *req)
                             "the request is MPI_REQUEST_NULL");
     if ((rc = check_req("MPI_Request_free", *req, me)))
         return rc;
-    loom_req_free(*req);
+    if ((*req)->kind == LOOM_REQ_GENERIC && (*req)->persistent) {
+        if ((*req)->active)
+            return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Request_free",
+                                "the persistent collective request is active (complete it first)");
+        loom_mpi_coll_free_persistent(*req);
+    }
+    req_free(*req);
     *req = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
@@ -812,7 +1024,7 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
     }
     if ((rc = check_req("MPI_Request_get_status", req, me)))
         return rc;
-    *flag = loom_req_test(req);
+    *flag = req_test(req);
     if (*flag)
         fill_status(req, status);
     else
@@ -866,8 +1078,16 @@ int PMPI_Cancel(MPI_Request *req)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "the request is null");
     if ((rc = check_req("MPI_Cancel", *req, me)))
         return rc;
-    if ((*req)->active || !(*req)->persistent)
+    if ((*req)->kind == LOOM_REQ_GENERIC)
+        return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Cancel",
+                            "a collective's request cannot be cancelled");
+    if ((*req)->kind == LOOM_REQ_PAIR) {
+        struct loom_mpi_pair *p = (*req)->ext;
+        loom_p2p_cancel(p->recv);
+        loom_p2p_cancel(p->send);
+    } else if ((*req)->active || !(*req)->persistent) {
         loom_p2p_cancel(*req);
+    }
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Cancel);

@@ -67,7 +67,11 @@ struct loom_type;
 struct loom_comm;
 struct loom_envelope;
 
-enum loom_req_kind { LOOM_REQ_SEND = 1, LOOM_REQ_RECV, LOOM_REQ_GENERIC };
+/* GENERIC: work other than a message (a collective, MPI_Comm_idup), completed
+ * with loom_req_complete_async. PAIR: the MPI layer's MPI_Isendrecv, done
+ * when both of its halves are (the MPI layer tracks them: this layer never
+ * sees a PAIR request but to allocate and free it). */
+enum loom_req_kind { LOOM_REQ_SEND = 1, LOOM_REQ_RECV, LOOM_REQ_GENERIC, LOOM_REQ_PAIR };
 enum loom_send_mode { LOOM_MODE_STANDARD, LOOM_MODE_SYNC, LOOM_MODE_READY, LOOM_MODE_BUFFERED };
 
 #define LOOM_REQ_MAGIC 0x4c52u /* a live request */
@@ -99,8 +103,12 @@ struct LMPI_Request_s {
     bool persistent, active, orphan;
     int owner; /* world rank that owns the request */
     struct loom_comm *comm;
-    struct loom_envelope *env; /* a rendezvous send's envelope while queued */
-    int dest_world;            /* send: the receiver's world rank */
+    union {
+        struct loom_envelope *env; /* a rendezvous send's envelope while queued */
+        void *ext; /* GENERIC and PAIR: the MPI layer's (a persistent collective's call, the
+                      halves of an MPI_Isendrecv); NULL from the allocation */
+    };
+    int dest_world; /* send: the receiver's world rank */
     union {
         void *bsend_chunk; /* buffered send: the chunk to release */
         char *why;         /* generic (a collective): what failed, malloc'd */
