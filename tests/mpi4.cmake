@@ -1,7 +1,7 @@
 # MPI-4.1 additions (issue 20): MPI_Isendrecv(_replace) and persistent
-# collectives. Each program prints
+# collectives, MPI_Status_get/set_source/tag/error. Each program prints
 # "<name>: N ranks ok" only when every rank passed.
-foreach(p mpi4_pcoll mpi4_isendrecv)
+foreach(p mpi4_pcoll mpi4_isendrecv mpi4_misc)
   loom_mpi_program(${p} SOURCES ${p}.c)
   set(counts 1 2 7)
   if(NOT LOOM_SANITIZE)

@@ -1367,3 +1367,29 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Buffer_detach);
+
+/* ---- status fields (MPI-4.1 3.2.5) ---------------------------------------- */
+
+#define STATUS_FIELD(Name, field)                                                                  \
+    int PMPI_Status_get_##Name(MPI_Status *status, int *value)                                     \
+    {                                                                                              \
+        if (!status || status == MPI_STATUS_IGNORE || !value)                                      \
+            return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_get_" #Name,              \
+                                "status or the result is NULL");                                   \
+        *value = status->field;                                                                    \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    LOOM_MPI_ALIAS(Status_get_##Name);                                                             \
+    int PMPI_Status_set_##Name(MPI_Status *status, int value)                                      \
+    {                                                                                              \
+        if (!status || status == MPI_STATUS_IGNORE)                                                \
+            return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_set_" #Name,              \
+                                "status is NULL");                                                 \
+        status->field = value;                                                                     \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    LOOM_MPI_ALIAS(Status_set_##Name)
+
+STATUS_FIELD(source, MPI_SOURCE);
+STATUS_FIELD(tag, MPI_TAG);
+STATUS_FIELD(error, MPI_ERROR);
