@@ -29,3 +29,13 @@ foreach(n 2 4)
   expect(coll_progress_${n} --out "^coll_progress: ${n} ranks ok$"
          -- ${RUN} --timeout 200 --workers ${n} -n ${n} ${MPIBIN}/coll_progress)
 endforeach()
+
+# A nonblocking collective then a blocking one with another algorithm: the
+# root of the first must not release a member that already left it (a hang
+# at 16 ranks before).
+loom_mpi_program(coll_nb_then_blocking SOURCES coll_nb_then_blocking.c)
+expect(coll_nb_then_blocking_4 --out "coll_nb_then_blocking: 4 ranks ok" -- ${RUN} --timeout 60 -n 4 ${MPIBIN}/coll_nb_then_blocking)
+if(NOT LOOM_SANITIZE)
+  expect(coll_nb_then_blocking_16 --out "coll_nb_then_blocking: 16 ranks ok" -- ${RUN} --timeout 60 -n 16 ${MPIBIN}/coll_nb_then_blocking)
+  expect(coll_nb_then_blocking_64 --out "coll_nb_then_blocking: 64 ranks ok" -- ${RUN} --timeout 60 -n 64 ${MPIBIN}/coll_nb_then_blocking)
+endif()

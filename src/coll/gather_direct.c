@@ -54,7 +54,11 @@ int coll_gather_direct_receive(struct coll_ctx *x, int r, struct coll_block d,
     if (p->copied_in)
         return coll_unpack(x, d, coll_post_cell(p, nb), nb);
     int e = coll_copy(x, (void *)d.buf, d.count, d.type, p->data, p->args.scount, p->args.stype);
-    coll_set(x, &x->sh->m[r].release, x->seq, r); /* done with its buffer */
+    /* Done with its buffer: release it, unless it detached (a nonblocking
+     * call's copy) and left already; it may be waiting in a later call,
+     * whose release this would overwrite with an older number. */
+    if (!p->detached)
+        coll_set(x, &x->sh->m[r].release, x->seq, r);
     return e;
 }
 

@@ -46,9 +46,13 @@ int coll_reduce_direct(struct coll_ctx *x)
     int rc = coll_collect(x, n, coll_input(a), small ? COLL_PICK_CELL : COLL_PICK_DATA, &in);
     if (rc == MPI_SUCCESS)
         rc = coll_fold(x, a->op, a->rtype, in, n, a->rbuf, a->in_place ? root : -1, 0, a->rcount);
-    if (!small) /* (small: the others copied in and left already) */
+    /* Release those that wait for it. Not the ones that copied in or
+     * detached (a nonblocking call's copy): they left already and may be
+     * in a later call, whose release this store would overwrite with an
+     * older number (an Ireduce then a Reduce tree hung at 16 ranks). */
+    if (!small)
         for (int r = 0; r < n; r++)
-            if (r != root)
+            if (r != root && !x->sh->m[r].post[coll_ring_index(x)].detached)
                 coll_set(x, &x->sh->m[r].release, x->seq, r);
     return rc;
 }
