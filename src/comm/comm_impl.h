@@ -211,7 +211,7 @@ void loom_info_delete_at(struct loom_info *info, int i);
 
 struct loom_errhandler {
     int handle;
-    _Atomic int refs; /* the user's handle + every communicator using it */
+    _Atomic int refs;                 /* the user's handle + every communicator using it */
     MPI_Comm_errhandler_function *fn; /* an MPI_Win_errhandler_function when win */
     bool win;
 };
