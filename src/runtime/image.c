@@ -54,9 +54,10 @@
 
 #include "util/log.h"
 
-/* Under TSAN a sparse copy's ranks die of SIGBUS at start (not analysed
- * yet: TSAN's own mapping of the program's pages is the suspect), so TSAN
- * builds load whole copies (MODE_FULL), as LOOM_IMAGE_FULL=1 does. */
+/* TSAN builds load plain whole copies (MODE_PLAIN: no remapping). With
+ * sparse copies ranks died of SIGBUS at start (not analysed yet), and the
+ * remap's mremap leaves TSAN's shadow of the moved pages behind, so the
+ * next rank mapped at that address "races" with the previous one. */
 #ifdef __SANITIZE_THREAD__
 #define TSAN_BUILD 1
 #else
@@ -605,13 +606,13 @@ static void plan(char *p, size_t *len_p, const ehdr_t *eh)
     img.maps_per_rank = plain_maps(p, eh);
     size_t nd = 0;
     dyn_t *d = dynamic(p, eh, &nd);
-    if (find_ranges(p, eh, end) && d && (char *)(d + nd) <= p + len) {
+    if (!TSAN_BUILD && find_ranges(p, eh, end) && d && (char *)(d + nd) <= p + len) {
         img.mode = MODE_FULL;
         img.maps_per_rank = 2;
         const shdr_t *sh = (const shdr_t *)(p + eh->e_shoff);
         bool have_sections = eh->e_shoff && eh->e_shentsize == sizeof(shdr_t) &&
                              eh->e_shoff + (size_t)eh->e_shnum * sizeof(shdr_t) <= len;
-        if (!loom_env_size("LOOM_IMAGE_FULL", 0) && !TSAN_BUILD && have_sections &&
+        if (!loom_env_size("LOOM_IMAGE_FULL", 0) && have_sections &&
             loads_without_text(p, len, eh, d, nd, sh) && plan_sparse(p, len, eh, d, nd)) {
             img.mode = MODE_SPARSE;
             take_constructors(d, nd);
