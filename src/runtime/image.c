@@ -41,6 +41,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdatomic.h>
@@ -837,7 +838,31 @@ static void run_constructors(char *base)
         a[i](proc_argc, proc_argv, environ);
 }
 
+/* Loads one at a time, from the memfd to the remap (not the constructors):
+ * a hypothesis-driven guard, not a proven fix. One clean-clone ASAN run saw
+ * rank 128 (the first rank of worker 1, loaded while worker 0 loads rank 0)
+ * with C++ globals that did not hold what its main wrote; it was never
+ * reproduced. dlopen serializes on glibc's lock anyway; what this adds to
+ * the serial part is the memfd's few pages and the remap. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int load_locked(struct loom_rank *r);
+
 int loom_image_load(struct loom_rank *r)
+{
+    pthread_mutex_lock(&load_lock);
+    int rc = load_locked(r);
+    pthread_mutex_unlock(&load_lock);
+    if (rc == LOOM_OK && img.mode == MODE_SPARSE) {
+        struct link_map *lm;
+        if (dlinfo(r->dl, RTLD_DI_LINKMAP, &lm) != 0)
+            return LOOM_ERR_SYSTEM;
+        run_constructors((char *)lm->l_addr);
+    }
+    return rc;
+}
+
+static int load_locked(struct loom_rank *r)
 {
     char name[32], path[160];
     snprintf(name, sizeof name, "loom-rank-%d", r->rank);
@@ -866,8 +891,6 @@ int loom_image_load(struct loom_rank *r)
                            strerror(errno));
             return LOOM_ERR_SYSTEM;
         }
-        if (img.mode == MODE_SPARSE)
-            run_constructors((char *)lm->l_addr);
     }
     r->dl = dl;
     return LOOM_OK;
