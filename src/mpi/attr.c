@@ -29,12 +29,6 @@ static int bad_keyval(MPI_Comm comm, int keyval, const char *fn)
                         (unsigned)keyval);
 }
 
-/* A callback's error code as an error class to raise. */
-static int callback_class(int rc)
-{
-    return rc > 0 && rc <= MPI_T_ERR_MEMORY ? rc : MPI_ERR_OTHER;
-}
-
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                             void *extra_state)
@@ -78,7 +72,7 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
         return bad_keyval(comm, comm_keyval, "MPI_Comm_set_attr");
     int rc = loom_attr_set(c, kv, attribute_val);
     if (rc != MPI_SUCCESS)
-        return loom_mpi_err(comm, callback_class(rc), "MPI_Comm_set_attr",
+        return loom_mpi_err(comm, loom_mpi_callback_class(rc), "MPI_Comm_set_attr",
                             "the delete callback of the old value returned %d", rc);
     return MPI_SUCCESS;
 }
@@ -113,7 +107,7 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
     bool found;
     int rc = loom_attr_delete(c, kv, &found);
     if (rc != MPI_SUCCESS)
-        return loom_mpi_err(comm, callback_class(rc), "MPI_Comm_delete_attr",
+        return loom_mpi_err(comm, loom_mpi_callback_class(rc), "MPI_Comm_delete_attr",
                             "the delete callback returned %d", rc);
     if (!found)
         return loom_mpi_err(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr",

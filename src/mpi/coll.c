@@ -40,7 +40,7 @@ static int begin(struct call *k, const char *fn, MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
-static int check_type(const struct call *k, MPI_Datatype type, const char *what,
+int loom_mpi_type_arg(MPI_Comm comm, const char *fn, MPI_Datatype type, const char *what,
                       struct loom_type **t_p)
 {
     struct loom_type *t = loom_type_get(type);
@@ -50,8 +50,13 @@ static int check_type(const struct call *k, MPI_Datatype type, const char *what,
     }
     char buf[160];
     const char *why = loom_type_problem(type, true, buf, sizeof buf);
-    return loom_mpi_err(k->comm, MPI_ERR_TYPE, k->fn, "%s: %s", what,
-                        why ? why : "unusable datatype");
+    return loom_mpi_err(comm, MPI_ERR_TYPE, fn, "%s: %s", what, why ? why : "unusable datatype");
+}
+
+static int check_type(const struct call *k, MPI_Datatype type, const char *what,
+                      struct loom_type **t_p)
+{
+    return loom_mpi_type_arg(k->comm, k->fn, type, what, t_p);
 }
 
 static int check_count(const struct call *k, int count, const char *what)

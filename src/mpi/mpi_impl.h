@@ -52,6 +52,19 @@ int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, .
 int loom_mpi_win_err(MPI_Win win, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* An attribute callback's return code as the error class to raise: its
+ * own when it is one, else MPI_ERR_OTHER. */
+static inline int loom_mpi_callback_class(int rc)
+{
+    return rc > 0 && rc <= MPI_T_ERR_MEMORY ? rc : MPI_ERR_OTHER;
+}
+
+/* The committed datatype behind `type`, or MPI_ERR_TYPE raised on comm by
+ * fn with a message naming the argument (`what`) and why it is unusable. */
+struct loom_type;
+int loom_mpi_type_arg(MPI_Comm comm, const char *fn, MPI_Datatype type, const char *what,
+                      struct loom_type **t_p);
+
 /* Checks that MPI is initialized and not finalized for the caller; raises
  * MPI_ERR_OTHER otherwise. Returns MPI_SUCCESS or the error code. */
 int loom_mpi_check_init(const char *fn);

@@ -76,15 +76,7 @@ static void end(struct ncall *k)
 static int check_type(const struct ncall *k, MPI_Datatype type, const char *what,
                       struct loom_type **t_p)
 {
-    struct loom_type *t = loom_type_get(type);
-    if (LOOM_LIKELY(t && t->committed)) {
-        *t_p = t;
-        return MPI_SUCCESS;
-    }
-    char buf[160];
-    const char *why = loom_type_problem(type, true, buf, sizeof buf);
-    return loom_mpi_err(k->comm, MPI_ERR_TYPE, k->fn, "%s: %s", what,
-                        why ? why : "unusable datatype");
+    return loom_mpi_type_arg(k->comm, k->fn, type, what, t_p);
 }
 
 static int check_count(const struct ncall *k, int count, const char *what, int i)

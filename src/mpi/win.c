@@ -188,11 +188,6 @@ static int call_delete(struct loom_win *w, struct loom_win_attr *a)
     return fn ? fn(w->handle, a->keyval, a->val, a->kv->extra_state) : MPI_SUCCESS;
 }
 
-static int callback_class(int rc)
-{
-    return rc > 0 && rc <= MPI_T_ERR_MEMORY ? rc : MPI_ERR_OTHER;
-}
-
 int PMPI_Win_free(MPI_Win *win)
 {
     if (!win)
@@ -210,7 +205,7 @@ int PMPI_Win_free(MPI_Win *win)
         struct loom_win_attr *a = w->attrs;
         int rc = call_delete(w, a);
         if (rc != MPI_SUCCESS)
-            return loom_mpi_win_err(*win, callback_class(rc), "MPI_Win_free",
+            return loom_mpi_win_err(*win, loom_mpi_callback_class(rc), "MPI_Win_free",
                                     "the delete callback of keyval 0x%x returned %d",
                                     (unsigned)a->keyval, rc);
         w->attrs = a->next;
@@ -403,7 +398,7 @@ int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
     if (a) {
         int rc = call_delete(w, a);
         if (rc != MPI_SUCCESS)
-            return loom_mpi_win_err(win, callback_class(rc), "MPI_Win_set_attr",
+            return loom_mpi_win_err(win, loom_mpi_callback_class(rc), "MPI_Win_set_attr",
                                     "the delete callback of the old value returned %d", rc);
         a->val = attribute_val;
         return MPI_SUCCESS;
@@ -456,7 +451,7 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
                                 "no attribute is set for keyval 0x%x", (unsigned)win_keyval);
     int rc = call_delete(w, a);
     if (rc != MPI_SUCCESS)
-        return loom_mpi_win_err(win, callback_class(rc), "MPI_Win_delete_attr",
+        return loom_mpi_win_err(win, loom_mpi_callback_class(rc), "MPI_Win_delete_attr",
                                 "the delete callback returned %d", rc);
     *pa = a->next;
     loom_keyval_unref(a->kv);
