@@ -79,6 +79,8 @@ typedef Elf64_Rela rela_t;
 typedef Elf64_Sym sym_t;
 #define ELF_R_TYPE  ELF64_R_TYPE
 #define ELF_ST_TYPE ELF64_ST_TYPE
+#define ELF_ST_BIND ELF64_ST_BIND
+#define ELF_ST_INFO ELF64_ST_INFO
 #endif
 #if defined(__x86_64__)
 #define R_IRELATIVE R_X86_64_IRELATIVE
@@ -574,6 +576,63 @@ static void take_constructors(dyn_t *d, size_t n)
     }
 }
 
+/* The number of dynamic symbols: the section's size, or the highest symbol
+ * in DT_GNU_HASH's chains (DT_HASH's nchain where there is no section). */
+static size_t dynsym_count(const char *p, size_t len, const ehdr_t *eh, const dyn_t *d, size_t n)
+{
+    const shdr_t *sh = (const shdr_t *)(p + eh->e_shoff);
+    if (eh->e_shoff && eh->e_shentsize == sizeof(shdr_t) &&
+        eh->e_shoff + (size_t)eh->e_shnum * sizeof(shdr_t) <= len)
+        for (int i = 0; i < eh->e_shnum; i++)
+            if (sh[i].sh_type == SHT_DYNSYM && sh[i].sh_entsize == sizeof(sym_t))
+                return sh[i].sh_size / sizeof(sym_t);
+    size_t off = file_offset(p, eh, dyn_val(d, n, DT_HASH));
+    if (dyn_val(d, n, DT_HASH) && off != SIZE_MAX && off + 8 <= len)
+        return ((const uint32_t *)(const void *)(p + off))[1];
+    off = file_offset(p, eh, dyn_val(d, n, DT_GNU_HASH));
+    if (!dyn_val(d, n, DT_GNU_HASH) || off == SIZE_MAX || off + 16 > len)
+        return 0;
+    const uint32_t *h = (const uint32_t *)(const void *)(p + off);
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom = h[2];
+    size_t buckets = off + 16 + (size_t)bloom * sizeof(uint64_t);
+    if (buckets + (size_t)nbuckets * 4 > len)
+        return 0;
+    const uint32_t *b = (const uint32_t *)(const void *)(p + buckets);
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < nbuckets; i++)
+        if (b[i] > last)
+            last = b[i];
+    if (last < symoffset)
+        return symoffset;
+    const uint32_t *chain = b + nbuckets;
+    while ((const char *)(chain + (last - symoffset + 1)) <= p + len &&
+           !(chain[last - symoffset] & 1))
+        last++;
+    return (size_t)last + 1;
+}
+
+/* Makes the program's STB_GNU_UNIQUE definitions weak. glibc keeps one
+ * instance of a unique symbol per process, whichever object defined it
+ * first: every rank would share the first rank's static locals of inline
+ * functions, static members of templates and C++17 inline variables. As
+ * weak definitions each copy binds its own (or a shared library's, where
+ * one the whole process shares defines it too, as in a process). */
+static int unshare_unique(char *p, size_t len, const ehdr_t *eh, const dyn_t *d, size_t n)
+{
+    size_t off = file_offset(p, eh, dyn_val(d, n, DT_SYMTAB));
+    size_t count = dynsym_count(p, len, eh, d, n);
+    if (!dyn_val(d, n, DT_SYMTAB) || off == SIZE_MAX || off + count * sizeof(sym_t) > len)
+        return 0;
+    sym_t *s = (sym_t *)(void *)(p + off);
+    int changed = 0;
+    for (size_t i = 0; i < count; i++)
+        if (ELF_ST_BIND(s[i].st_info) == STB_GNU_UNIQUE && s[i].st_shndx != SHN_UNDEF) {
+            s[i].st_info = ELF_ST_INFO(STB_WEAK, ELF_ST_TYPE(s[i].st_info));
+            changed++;
+        }
+    return changed;
+}
+
 /* Mappings a rank's copy costs in each mode. */
 static int plain_maps(const char *p, const ehdr_t *eh)
 {
@@ -607,6 +666,11 @@ static void plan(char *p, size_t *len_p, const ehdr_t *eh)
     img.maps_per_rank = plain_maps(p, eh);
     size_t nd = 0;
     dyn_t *d = dynamic(p, eh, &nd);
+    if (d && (char *)(d + nd) <= p + len) {
+        int u = unshare_unique(p, len, eh, d, nd);
+        if (u)
+            loom_log_debug("image: %d unique symbols made per rank", u);
+    }
     if (!TSAN_BUILD && find_ranges(p, eh, end) && d && (char *)(d + nd) <= p + len) {
         img.mode = MODE_FULL;
         img.maps_per_rank = 2;
