@@ -217,6 +217,7 @@ static struct {
     size_t init_count;
     int maps_per_rank;
     int path_bits;
+    size_t nsyms; /* dynamic symbols */
     atomic_uint loads;
 } img = {.master_fd = -1};
 
@@ -667,6 +668,7 @@ static void plan(char *p, size_t *len_p, const ehdr_t *eh)
     size_t nd = 0;
     dyn_t *d = dynamic(p, eh, &nd);
     if (d && (char *)(d + nd) <= p + len) {
+        img.nsyms = dynsym_count(p, len, eh, d, nd);
         int u = unshare_unique(p, len, eh, d, nd);
         if (u)
             loom_log_debug("image: %d unique symbols made per rank", u);
@@ -891,6 +893,420 @@ static int remap(char *base)
     return 0;
 }
 
+/* ---- clones ----------------------------------------------------------------
+ *
+ * glibc's dlopen walks every object already loaded, several times, to load
+ * one more (names, file identities, the namespace list, _dl_find_object's
+ * table): the n-th copy costs O(n), and 16,384 ranks spent most of their
+ * start there (45 s on this machine, 1.8 s for 4,096). So in MODE_SPARSE
+ * only the first copy (the template) goes through dlopen; every later copy
+ * is made here, without glibc knowing of it:
+ *  - the template is loaded with every symbol bound (RTLD_NOW) and, once
+ *    remapped and before its constructors, its relocated writable pages are
+ *    kept (the snapshot), with the list of the words its relocations filled
+ *    with an address inside the object (RELATIVE, RELR, and symbols the
+ *    object itself defines);
+ *  - a clone maps the shared text and a private copy of the master's
+ *    writable segment at a fresh base, copies the snapshot's pages in, and
+ *    moves each listed word by the distance between the two bases; words
+ *    that hold addresses in shared libraries are already right;
+ *  - thread-locals: glibc gives TLS modules to what it loads only. The
+ *    clone's module-id words hold its rank (tagged), and its calls to
+ *    __tls_get_addr go to loom_image_tls_get_addr, which keeps a block per
+ *    (thread, clone), initialized from the clone's own TLS image;
+ *  - C++ exceptions and backtraces: the clone's .eh_frame is registered
+ *    with libgcc's unwinder (__register_frame_info), which looks there
+ *    before asking glibc.
+ * What glibc does not know about a clone: dladdr, dl_iterate_phdr and
+ * debuggers do not see it (LOOM_IMAGE_CLONE=0 loads every copy by dlopen).
+ * A program whose relocations Loom cannot move (static TLS, TLS
+ * descriptors, copy relocations, any type not listed in clone_plan) or
+ * that carries its own unwinder is loaded by dlopen throughout. */
+
+#if defined(__x86_64__)
+#define CLONE_ARCH 1
+#define R_NONE_    R_X86_64_NONE
+#define R_ABS_     R_X86_64_64
+#define R_GLOB_    R_X86_64_GLOB_DAT
+#define R_JUMP_    R_X86_64_JUMP_SLOT
+#define R_REL_     R_X86_64_RELATIVE
+#define R_DTPMOD_  R_X86_64_DTPMOD64
+#define R_DTPOFF_  R_X86_64_DTPOFF64
+#else
+#define CLONE_ARCH 0
+#endif
+
+/* glibc's argument to __tls_get_addr. */
+struct tls_index {
+    unsigned long module, offset;
+};
+#define CLONE_TLS_TAG (1ul << 62)
+
+static struct {
+    atomic_bool ready; /* the plan is made: later loads clone */
+    bool tried;
+    void *template_dl;
+    uintptr_t t_base;
+    uintptr_t span_lo, span_hi; /* the object's pages, from the base */
+    size_t align;               /* of the base */
+    size_t *pages;              /* the snapshot: page offsets from the base */
+    char *snap;                 /* and their bytes */
+    size_t npages;
+    size_t *adjust, nadjust; /* words holding an address in the object */
+    size_t *tlsmod, ntlsmod; /* the object's own TLS module id */
+    size_t *tlsget, ntlsget; /* __tls_get_addr */
+    uintptr_t tls_vaddr;
+    size_t tls_filesz, tls_memsz, tls_align;
+    uintptr_t eh_frame;
+    void (*register_frame)(const void *, void *);
+    uintptr_t *bases; /* by rank: the clone's base (0: not a clone) */
+} cl;
+
+/* Appends x to the growing array *a of *n entries. */
+static bool push_off(size_t **a, size_t *n, size_t x)
+{
+    if ((*n & (*n - 1)) == 0 || *n == 0) {
+        size_t *g = realloc(*a, (*n ? *n * 2 : 64) * sizeof **a);
+        if (!g)
+            return false;
+        *a = g;
+    }
+    (*a)[(*n)++] = x;
+    return true;
+}
+
+/* The address that the pointer at hdr + 4 of .eh_frame_hdr designates
+ * (pc-relative sdata4, as GNU ld writes it), from the base; 0 if other. */
+static uintptr_t eh_frame_of(const char *p, const ehdr_t *eh)
+{
+    const phdr_t *ph = (const phdr_t *)(p + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type != PT_GNU_EH_FRAME)
+            continue;
+        size_t off = file_offset(p, eh, ph[i].p_vaddr);
+        if (off == SIZE_MAX || off + 8 > img.len)
+            return 0;
+        const unsigned char *h = (const unsigned char *)p + off;
+        if (h[0] != 1 || h[1] != 0x1b) /* version 1, DW_EH_PE_pcrel | sdata4 */
+            return 0;
+        int32_t rel;
+        memcpy(&rel, h + 4, 4);
+        return (uintptr_t)((intptr_t)ph[i].p_vaddr + 4 + rel);
+    }
+    return 0;
+}
+
+/* Classifies the RELA table at vaddr (size bytes) of the template at base
+ * t; false when a relocation cannot be moved. */
+static bool plan_rela(const char *p, const ehdr_t *eh, const dyn_t *d, size_t nd, uint64_t vaddr,
+                      uint64_t size, const char *t, unsigned long modid)
+{
+    if (!vaddr || !size)
+        return true;
+    size_t off = file_offset(p, eh, vaddr);
+    size_t symoff = file_offset(p, eh, dyn_val(d, nd, DT_SYMTAB));
+    size_t stroff = file_offset(p, eh, dyn_val(d, nd, DT_STRTAB));
+    size_t strsz = dyn_val(d, nd, DT_STRSZ);
+    if (off == SIZE_MAX || off + size > img.len || symoff == SIZE_MAX || stroff == SIZE_MAX ||
+        stroff + strsz > img.len)
+        return false;
+    const rela_t *r = (const rela_t *)(const void *)(p + off);
+    const sym_t *syms = (const sym_t *)(const void *)(p + symoff);
+    uintptr_t lo = (uintptr_t)t + cl.span_lo, hi = (uintptr_t)t + cl.span_hi;
+    for (size_t i = 0; i < size / sizeof *r; i++) {
+        size_t slot = r[i].r_offset;
+        uint64_t v;
+        if (slot < img.rw_lo || slot + 8 > img.rw_hi)
+            return false;
+        memcpy(&v, t + slot, 8);
+        size_t si = ELF64_R_SYM(r[i].r_info);
+        const char *name = "";
+        if (si && syms[si].st_name < strsz)
+            name = p + stroff + syms[si].st_name;
+        bool ok = true;
+        switch (ELF_R_TYPE(r[i].r_info)) {
+        case R_NONE_:
+        case R_DTPOFF_:
+            break;
+        case R_REL_:
+            ok = push_off(&cl.adjust, &cl.nadjust, slot);
+            break;
+        case R_ABS_:
+        case R_GLOB_:
+        case R_JUMP_:
+            if (si && strcmp(name, "__tls_get_addr") == 0)
+                ok = push_off(&cl.tlsget, &cl.ntlsget, slot);
+            else if (si && v >= lo && v <= hi)
+                ok = push_off(&cl.adjust, &cl.nadjust, slot);
+            break;
+        case R_DTPMOD_:
+            if (v == modid)
+                ok = push_off(&cl.tlsmod, &cl.ntlsmod, slot);
+            break;
+        default:
+            loom_log_debug("image: relocation type %u at %#zx: copies are loaded by dlopen",
+                           (unsigned)ELF_R_TYPE(r[i].r_info), slot);
+            return false;
+        }
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* The RELR table's words: all RELATIVE. */
+static bool plan_relr(const char *p, const ehdr_t *eh, uint64_t vaddr, uint64_t size)
+{
+    size_t off = vaddr ? file_offset(p, eh, vaddr) : SIZE_MAX;
+    if (!vaddr || !size)
+        return true;
+    if (off == SIZE_MAX || off + size > img.len)
+        return false;
+    const uint64_t *e = (const uint64_t *)(const void *)(p + off);
+    uint64_t where = 0;
+    for (size_t i = 0; i < size / sizeof *e; i++) {
+        if (!(e[i] & 1)) {
+            if (!push_off(&cl.adjust, &cl.nadjust, e[i]))
+                return false;
+            where = e[i] + 8;
+            continue;
+        }
+        for (int b = 1; b < 64; b++)
+            if ((e[i] >> b) & 1 &&
+                !push_off(&cl.adjust, &cl.nadjust, where + (uint64_t)(b - 1) * 8))
+                return false;
+        where += 63 * 8;
+    }
+    return true;
+}
+
+/* Whether the program defines sym among its dynamic symbols. */
+static bool defines(const char *p, const ehdr_t *eh, const dyn_t *d, size_t nd, const char *sym)
+{
+    size_t symoff = file_offset(p, eh, dyn_val(d, nd, DT_SYMTAB));
+    size_t stroff = file_offset(p, eh, dyn_val(d, nd, DT_STRTAB));
+    size_t strsz = dyn_val(d, nd, DT_STRSZ), n = img.nsyms;
+    if (symoff == SIZE_MAX || stroff == SIZE_MAX || symoff + n * sizeof(sym_t) > img.len)
+        return true; /* unknown: assume the worst */
+    const sym_t *s = (const sym_t *)(const void *)(p + symoff);
+    for (size_t i = 1; i < n; i++)
+        if (s[i].st_shndx != SHN_UNDEF && s[i].st_name < strsz &&
+            strcmp(p + stroff + s[i].st_name, sym) == 0)
+            return true;
+    return false;
+}
+
+/* Frees a partial plan. */
+static void drop_plan(void)
+{
+    free(cl.adjust);
+    free(cl.tlsmod);
+    free(cl.tlsget);
+    free(cl.pages);
+    free(cl.snap);
+    free(cl.bases);
+    cl.adjust = cl.tlsmod = cl.tlsget = cl.pages = NULL;
+    cl.snap = NULL;
+    cl.bases = NULL;
+    cl.nadjust = cl.ntlsmod = cl.ntlsget = cl.npages = 0;
+}
+
+/* Makes the plan from the template dl at base t, remapped, before its
+ * constructors; false: every copy is loaded by dlopen. */
+static bool clone_plan(void *dl, char *t)
+{
+    const char *p = img.image;
+    const ehdr_t *eh = (const ehdr_t *)(const void *)p;
+    const phdr_t *ph = (const phdr_t *)(const void *)(p + eh->e_phoff);
+    size_t nd = 0;
+    const dyn_t *d = dynamic(img.image, eh, &nd);
+    if (!CLONE_ARCH || !d || img.mode != MODE_SPARSE || !loom_env_size("LOOM_IMAGE_CLONE", 1))
+        return false;
+    if (defines(p, eh, d, nd, "_Unwind_Find_FDE")) {
+        loom_log_debug("image: the program carries its own unwinder: copies are loaded by dlopen");
+        return false;
+    }
+    cl.template_dl = dl;
+    cl.t_base = (uintptr_t)t;
+    cl.span_lo = SIZE_MAX;
+    cl.align = img.page;
+    for (int i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type == PT_LOAD) {
+            if (page_down(ph[i].p_vaddr) < cl.span_lo)
+                cl.span_lo = page_down(ph[i].p_vaddr);
+            if (ph[i].p_align > cl.align)
+                cl.align = ph[i].p_align;
+        } else if (ph[i].p_type == PT_TLS) {
+            cl.tls_vaddr = ph[i].p_vaddr;
+            cl.tls_filesz = ph[i].p_filesz;
+            cl.tls_memsz = ph[i].p_memsz;
+            cl.tls_align = ph[i].p_align > sizeof(void *) ? ph[i].p_align : sizeof(void *);
+        }
+    }
+    cl.span_hi = img.rw_hi;
+    if (cl.span_lo > img.ro_lo || (cl.align & (cl.align - 1)))
+        return false;
+    size_t modid = 0;
+    if (cl.tls_memsz && dlinfo(dl, RTLD_DI_TLS_MODID, &modid) != 0)
+        return false;
+    bool ok =
+        plan_rela(p, eh, d, nd, dyn_val(d, nd, DT_RELA), dyn_val(d, nd, DT_RELASZ), t, modid) &&
+        plan_rela(p, eh, d, nd, dyn_val(d, nd, DT_JMPREL), dyn_val(d, nd, DT_PLTRELSZ), t, modid) &&
+        plan_relr(p, eh, dyn_val(d, nd, DT_RELR), dyn_val(d, nd, DT_RELRSZ));
+    /* Every word to move must lie in a page of the snapshot. */
+    size_t first = img.rw_lo, npg = img.rw_npages;
+    cl.pages = malloc(npg * sizeof *cl.pages);
+    cl.snap = malloc(npg * img.page);
+    cl.bases = calloc((size_t)loom_job.nranks, sizeof *cl.bases);
+    if (!ok || !cl.pages || !cl.snap || !cl.bases) {
+        drop_plan();
+        return false;
+    }
+    for (size_t i = 0; i < npg; i++) {
+        if (img.rw_used && !img.rw_used[i])
+            continue;
+        cl.pages[cl.npages] = first + i * img.page;
+        copy_bytes(cl.snap + cl.npages * img.page, t + first + i * img.page, img.page);
+        cl.npages++;
+    }
+    for (size_t i = 0; i < cl.nadjust; i++) {
+        size_t pg = (cl.adjust[i] - first) / img.page;
+        if (cl.adjust[i] < first || pg >= npg || (img.rw_used && !img.rw_used[pg])) {
+            drop_plan();
+            return false;
+        }
+    }
+    cl.eh_frame = eh_frame_of(p, eh);
+    if (cl.eh_frame) {
+        void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW);
+        cl.register_frame =
+            gcc ? (void (*)(const void *, void *))dlsym(gcc, "__register_frame_info") : NULL;
+        if (!cl.register_frame)
+            loom_log_debug("image: no __register_frame_info: clones' frames cannot unwind");
+    }
+    loom_log_debug("image: later copies are clones: %zu snapshot pages, %zu words moved, %zu "
+                   "TLS module words, %zu __tls_get_addr slots",
+                   cl.npages, cl.nadjust, cl.ntlsmod, cl.ntlsget);
+    return true;
+}
+
+/* Where clone id's TLS block lives in this thread. */
+static __thread void **tls_blocks;
+static __thread size_t tls_nblocks;
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+
+static void free_tls_blocks(void *v)
+{
+    void **b = v;
+    for (size_t i = 0; i < tls_nblocks; i++)
+        free(b[i]);
+    free(b);
+    tls_blocks = NULL;
+    tls_nblocks = 0;
+}
+
+static void make_tls_key(void)
+{
+    if (pthread_key_create(&tls_key, free_tls_blocks) != 0)
+        abort();
+}
+
+/* A clone's block in this thread: allocated and initialized from the
+ * clone's TLS image at first use. */
+static __attribute__((noinline)) char *clone_tls_block(size_t id)
+{
+    if (id >= (size_t)loom_job.nranks || !cl.bases[id]) {
+        loom_log_error("thread-local storage of an unknown copy of the program (%zu)", id);
+        abort();
+    }
+    if (id >= tls_nblocks) {
+        size_t n = (size_t)loom_job.nranks;
+        void **b = realloc(tls_blocks, n * sizeof *b);
+        if (!b)
+            abort();
+        memset(b + tls_nblocks, 0, (n - tls_nblocks) * sizeof *b);
+        pthread_once(&tls_once, make_tls_key);
+        pthread_setspecific(tls_key, b);
+        tls_blocks = b;
+        tls_nblocks = n;
+    }
+    size_t size = (cl.tls_memsz + cl.tls_align - 1) / cl.tls_align * cl.tls_align;
+    char *blk = aligned_alloc(cl.tls_align, size);
+    if (!blk)
+        abort();
+    memcpy(blk, (const char *)cl.bases[id] + cl.tls_vaddr, cl.tls_filesz);
+    memset(blk + cl.tls_filesz, 0, size - cl.tls_filesz);
+    tls_blocks[id] = blk;
+    return blk;
+}
+
+/* What a clone calls for __tls_get_addr (compilers call it with any
+ * stack alignment). */
+static __attribute__((force_align_arg_pointer)) void *loom_image_tls_get_addr(struct tls_index *ti)
+{
+    size_t id = ti->module & ~CLONE_TLS_TAG;
+    char *b = id < tls_nblocks ? tls_blocks[id] : NULL;
+    if (__builtin_expect(!b, 0))
+        b = clone_tls_block(id);
+    return b + ti->offset;
+}
+
+/* Writes the snapshot into a clone at base and moves its words. */
+RAW_BYTES static void fill_clone(char *base, int rank)
+{
+    for (size_t i = 0; i < cl.npages; i++)
+        copy_bytes(base + cl.pages[i], cl.snap + i * img.page, img.page);
+    uintptr_t delta = (uintptr_t)base - cl.t_base;
+    for (size_t i = 0; i < cl.nadjust; i++)
+        *(uintptr_t *)(void *)(base + cl.adjust[i]) += delta;
+    for (size_t i = 0; i < cl.ntlsmod; i++)
+        *(uintptr_t *)(void *)(base + cl.tlsmod[i]) = CLONE_TLS_TAG | (uintptr_t)rank;
+    for (size_t i = 0; i < cl.ntlsget; i++)
+        *(uintptr_t *)(void *)(base + cl.tlsget[i]) = (uintptr_t)loom_image_tls_get_addr;
+}
+
+/* Makes r's copy as a clone of the template. */
+static int make_clone(struct loom_rank *r)
+{
+    size_t span = cl.span_hi - cl.span_lo, extra = cl.align > img.page ? cl.align : 0;
+    char *res =
+        mmap(NULL, span + extra, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (res == MAP_FAILED)
+        goto err;
+    char *at = (char *)(((uintptr_t)res + cl.align - 1) & ~(uintptr_t)(cl.align - 1));
+    if (extra) {
+        if (at > res)
+            munmap(res, (size_t)(at - res));
+        munmap(at + span, (size_t)(res + span + extra - (at + span)));
+    }
+    char *base = at - cl.span_lo;
+    if (mmap(base + img.ro_lo, img.ro_hi - img.ro_lo, img.ro_prot, MAP_PRIVATE | MAP_FIXED,
+             img.master_fd, (off_t)img.ro_off) == MAP_FAILED ||
+        mmap(base + img.rw_lo, img.rw_hi - img.rw_lo, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_FIXED, img.master_fd, (off_t)img.rw_off) == MAP_FAILED)
+        goto err_unmap;
+    if (img.ro_lo > cl.span_lo)
+        munmap(at, img.ro_lo - cl.span_lo);
+    if (img.rw_lo > img.ro_hi)
+        munmap(base + img.ro_hi, img.rw_lo - img.ro_hi);
+    fill_clone(base, r->rank);
+    if (cl.register_frame) {
+        void *ob = calloc(1, 256); /* libgcc's struct object, freed never */
+        if (ob)
+            cl.register_frame(base + cl.eh_frame, ob);
+    }
+    cl.bases[r->rank] = (uintptr_t)base;
+    r->image_base = (uintptr_t)base;
+    r->dl = NULL;
+    return LOOM_OK;
+err_unmap:
+    munmap(at, span);
+err:
+    loom_log_error("rank %d: mapping a copy of %s: %s", r->rank, loom_job.program, strerror(errno));
+    return LOOM_ERR_SYSTEM;
+}
+
 /* The constructors dlopen did not run, as glibc's call_init runs them. */
 static void run_constructors(char *base)
 {
@@ -902,27 +1318,29 @@ static void run_constructors(char *base)
         a[i](proc_argc, proc_argv, environ);
 }
 
-/* Loads one at a time, from the memfd to the remap (not the constructors):
- * a hypothesis-driven guard, not a proven fix. One clean-clone ASAN run saw
- * rank 128 (the first rank of worker 1, loaded while worker 0 loads rank 0)
- * with C++ globals that did not hold what its main wrote; it was never
- * reproduced. dlopen serializes on glibc's lock anyway; what this adds to
- * the serial part is the memfd's few pages and the remap. */
+/* The first load, and every load where clones cannot be made, run one at a
+ * time from the memfd to the remap (dlopen serializes on glibc's lock
+ * anyway); the template's plan is made under the same lock. Clones are made
+ * in parallel, from the finished plan. */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int load_locked(struct loom_rank *r);
 
 int loom_image_load(struct loom_rank *r)
 {
-    pthread_mutex_lock(&load_lock);
-    int rc = load_locked(r);
-    pthread_mutex_unlock(&load_lock);
-    if (rc == LOOM_OK && img.mode == MODE_SPARSE) {
-        struct link_map *lm;
-        if (dlinfo(r->dl, RTLD_DI_LINKMAP, &lm) != 0)
-            return LOOM_ERR_SYSTEM;
-        run_constructors((char *)lm->l_addr);
+    int rc;
+    if (atomic_load_explicit(&cl.ready, memory_order_acquire)) {
+        rc = make_clone(r);
+    } else {
+        pthread_mutex_lock(&load_lock);
+        bool clone = atomic_load_explicit(&cl.ready, memory_order_relaxed);
+        rc = clone ? LOOM_OK : load_locked(r);
+        pthread_mutex_unlock(&load_lock);
+        if (clone)
+            rc = make_clone(r);
     }
+    if (rc == LOOM_OK && img.mode == MODE_SPARSE)
+        run_constructors((char *)r->image_base);
     return rc;
 }
 
@@ -942,22 +1360,65 @@ static int load_locked(struct loom_rank *r)
     }
     unsigned k = atomic_fetch_add_explicit(&img.loads, 1, memory_order_relaxed);
     rank_path(path, sizeof path, fd, k);
-    void *dl = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    /* The template of the clones is loaded with every symbol bound. */
+    bool template = !cl.tried && img.mode == MODE_SPARSE;
+    void *dl = dlopen(path, template ? RTLD_NOW | RTLD_LOCAL : RTLD_LAZY | RTLD_LOCAL);
+    if (!dl && template) {
+        loom_log_debug("image: %s does not load with RTLD_NOW (%s): no clones", loom_job.program,
+                       dlerror());
+        cl.tried = true;
+        template = false;
+        rank_path(path, sizeof path, fd, atomic_fetch_add(&img.loads, 1));
+        dl = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    }
     close(fd);
     if (!dl) {
         loom_log_error("rank %d: loading %s: %s", r->rank, loom_job.program, dlerror());
         return LOOM_ERR_SYSTEM;
     }
     struct link_map *lm;
-    if (img.mode != MODE_PLAIN) {
-        if (dlinfo(dl, RTLD_DI_LINKMAP, &lm) != 0 || remap((char *)lm->l_addr) != 0) {
-            loom_log_error("rank %d: mapping %s's shared text: %s", r->rank, loom_job.program,
-                           strerror(errno));
-            return LOOM_ERR_SYSTEM;
-        }
+    if (dlinfo(dl, RTLD_DI_LINKMAP, &lm) != 0) {
+        loom_log_error("rank %d: dlinfo: %s", r->rank, dlerror());
+        return LOOM_ERR_SYSTEM;
+    }
+    if (img.mode != MODE_PLAIN && remap((char *)lm->l_addr) != 0) {
+        loom_log_error("rank %d: mapping %s's shared text: %s", r->rank, loom_job.program,
+                       strerror(errno));
+        return LOOM_ERR_SYSTEM;
     }
     r->dl = dl;
+    r->image_base = lm->l_addr;
+    if (template) {
+        cl.tried = true;
+        if (clone_plan(dl, (char *)lm->l_addr))
+            atomic_store_explicit(&cl.ready, true, memory_order_release);
+    }
     return LOOM_OK;
+}
+
+void *loom_image_sym(const struct loom_rank *r, const char *name)
+{
+    if (r->dl)
+        return dlsym(r->dl, name);
+    uintptr_t t = (uintptr_t)dlsym(cl.template_dl, name);
+    if (t >= cl.t_base + cl.span_lo && t < cl.t_base + cl.span_hi)
+        return (void *)(t - cl.t_base + r->image_base);
+    return (void *)t;
+}
+
+bool loom_image_text(const struct loom_rank *r, uintptr_t *lo_p, uintptr_t *hi_p)
+{
+    if (!img.image || !r->image_base)
+        return false;
+    const ehdr_t *eh = (const ehdr_t *)(const void *)img.image;
+    const phdr_t *ph = (const phdr_t *)(const void *)(img.image + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
+            *lo_p = r->image_base + ph[i].p_vaddr;
+            *hi_p = *lo_p + ph[i].p_memsz;
+            return true;
+        }
+    return false;
 }
 
 void loom_image_release(void)

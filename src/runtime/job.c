@@ -204,8 +204,9 @@ static void rank_main(void *arg)
     struct loom_rank *r = arg;
     if (loom_image_load(r) != LOOM_OK)
         loom_job_abort(1);
-    int (*mainfn)(int, char **, char **) = (int (*)(int, char **, char **))dlsym(r->dl, "main");
-    void (*fini)(void) = (void (*)(void))dlsym(r->dl, "loom_app_fini");
+    int (*mainfn)(int, char **, char **) =
+        (int (*)(int, char **, char **))loom_image_sym(r, "main");
+    void (*fini)(void) = (void (*)(void))loom_image_sym(r, "loom_app_fini");
     if (!mainfn) {
         loom_log_error("%s has no main function", loom_job.program);
         loom_job_abort(1);

@@ -53,7 +53,8 @@ struct loom_rank {
     int rank; /* in MPI_COMM_WORLD */
     int worker;
     struct loom_ult *ult; /* NULL for a singleton */
-    void *dl;             /* this rank's copy of the program */
+    void *dl;             /* this rank's copy of the program (NULL: a clone) */
+    uintptr_t image_base; /* the copy's load bias */
     int argc;
     char **argv; /* private copy */
     int exit_status;
@@ -151,6 +152,10 @@ void loom_stdio_flush_rank(struct loom_rank *r);
 bool loom_image_is_loom_program(const char *path, char *why, size_t whylen);
 int loom_image_prepare(const char *path) LOOM_MUST_CHECK;
 int loom_image_load(struct loom_rank *r) LOOM_MUST_CHECK;
+/* A symbol of r's copy of the program (dlsym). */
+void *loom_image_sym(const struct loom_rank *r, const char *name);
+/* The executable pages of r's copy. */
+bool loom_image_text(const struct loom_rank *r, uintptr_t *lo_p, uintptr_t *hi_p);
 /* The memory mappings (vm.max_map_count) each rank's copy costs. */
 int loom_image_maps_per_rank(void);
 void loom_image_release(void);

@@ -749,11 +749,8 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         if (fn != (void *)SIG_DFL)
             forward(sig);
         struct rank_sig *rs = rs_of(r);
-        if (!rs->text_hi && r->dl) {
-            void *m = dlsym(r->dl, "main");
-            if (m)
-                text_of(m, &rs->text_lo, &rs->text_hi);
-        }
+        if (!rs->text_hi)
+            (void)loom_image_text(r, &rs->text_lo, &rs->text_hi);
     }
     if (old)
         *old = prev;
