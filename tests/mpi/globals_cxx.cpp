@@ -49,7 +49,11 @@ int main(int argc, char **argv)
         failures++;
     }
     if (registry.names.size() != 2 || registry.names[1] != "rank" + std::to_string(rank)) {
-        std::fprintf(stderr, "rank %d: registry shared\n", rank);
+        std::string seen;
+        for (const std::string &n : registry.names)
+            seen += " '" + n + "'";
+        std::fprintf(stderr, "rank %d: registry shared: %zu names at %p:%s\n", rank,
+                     registry.names.size(), (void *)registry.names.data(), seen.c_str());
         failures++;
     }
     if (function_static() != 1000 + rank) {
