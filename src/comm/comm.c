@@ -42,6 +42,8 @@ static struct loom_comm_shared *shared_alloc(int size)
         return NULL;
     }
     sh->size = size;
+    sh->peer_size = size;
+    sh->peer_of = sh->world_of;
     atomic_init(&sh->refs, size);
     return sh;
 }
@@ -61,6 +63,8 @@ void loom_comm_shared_release(struct loom_comm_shared *sh)
         return;
     if (loom_comm_shared_fini_hook)
         loom_comm_shared_fini_hook(sh);
+    if (sh->peer_of != sh->world_of)
+        free(sh->peer_of);
     free(sh->world_of);
     free(sh);
 }
@@ -144,6 +148,33 @@ int loom_comm_new(struct loom_comm_shared *sh, int rank, MPI_Errhandler eh, stru
     return comm_alloc(cr, loom_rank_self()->rank, sh, rank, eh, 0, c_p);
 }
 
+int loom_comm_new_bridge(struct loom_comm_shared *sh, int rank, struct loom_comm **c_p)
+{
+    struct loom_comm *c = calloc(1, sizeof *c);
+    struct loom_comm_priv *p = calloc(1, sizeof *p);
+    if (!c || !p) {
+        free(p);
+        free(c);
+        return LOOM_ERR_NOMEM;
+    }
+    c->sh = sh;
+    c->rank = rank;
+    c->owner = loom_rank_self()->rank;
+    c->priv = p;
+    c->errhandler = MPI_ERRORS_RETURN;
+    c->handle = (int)MPI_COMM_NULL;
+    *c_p = c;
+    return LOOM_OK;
+}
+
+/* Frees a bridge object (loom_comm_new_bridge). */
+static void bridge_free(struct loom_comm *b)
+{
+    loom_comm_shared_release(b->sh);
+    free(b->priv);
+    free(b);
+}
+
 int loom_comm_free(struct loom_comm *c, bool run_callbacks)
 {
     int rc = loom_attr_delete_all(c, run_callbacks);
@@ -158,6 +189,8 @@ int loom_comm_free(struct loom_comm *c, bool run_callbacks)
         loom_handle_free(LOOM_KIND_COMM, c->handle);
     loom_errhandler_unref(c->errhandler);
     loom_comm_shared_release(c->sh);
+    if (c->bridge)
+        bridge_free(c->bridge);
     free(c->topo);
     free(p);
     free(c);

@@ -42,6 +42,18 @@ struct loom_comm_shared {
     int size;
     int *world_of; /* [size] local rank -> world rank */
     void *coll;    /* the collective layer's state, created lazily */
+    /* The ranks a send or receive names: world_of (size) for an
+     * intracommunicator, the remote group for an intercommunicator. */
+    int peer_size;
+    int *peer_of;
+    /* An intercommunicator's side: the bridge, an internal communicator over
+     * both groups (side A's members, then side B's) that carries its
+     * collectives and creation calls; NULL for an intracommunicator. Not a
+     * reference: each member's bridge object (loom_comm.bridge) holds one. */
+    struct loom_comm_shared *bridge;
+    int bridge_base; /* side A: 0; side B: A's size (its members' first bridge rank) */
+    /* A bridge: members [0, inter_a) are side A, the rest side B; else 0. */
+    int inter_a;
 };
 
 struct loom_comm {
@@ -54,6 +66,9 @@ struct loom_comm {
     /* The member's process topology (src/mpi/topo.c), one malloc'd block
      * freed with the communicator, or NULL. */
     struct loom_topo *topo;
+    /* An intercommunicator: the owner's object on the bridge (no handle,
+     * not in the rank's list), freed with this one; NULL otherwise. */
+    struct loom_comm *bridge;
 };
 
 /* The calling rank's communicator behind h, or NULL when h is not a valid
@@ -73,6 +88,26 @@ static inline struct loom_comm *loom_comm_lookup(MPI_Comm h)
 static inline int loom_comm_world_rank(const struct loom_comm *c, int rank)
 {
     return c->sh->world_of[rank];
+}
+
+/* True for an intercommunicator. */
+static inline bool loom_comm_is_inter(const struct loom_comm *c)
+{
+    return c->bridge != NULL;
+}
+
+/* World rank of rank `rank` as a point-to-point peer: of the remote group
+ * on an intercommunicator. */
+static inline int loom_comm_peer_world(const struct loom_comm *c, int rank)
+{
+    return c->sh->peer_of[rank];
+}
+
+/* Number of ranks a send or receive may name (the remote group's size on an
+ * intercommunicator). */
+static inline int loom_comm_peer_size(const struct loom_comm *c)
+{
+    return c->sh->peer_size;
 }
 
 /* Sets up MPI_COMM_WORLD and MPI_COMM_SELF for the calling rank (MPI_Init)

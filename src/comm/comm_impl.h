@@ -99,14 +99,55 @@ typedef void (*loom_rdv_done_fn)(void *done_arg);
 int loom_comm_idup(struct loom_comm *parent, loom_rdv_done_fn done, void *done_arg,
                    struct loom_comm **newc_p) LOOM_MUST_CHECK;
 
+/* ---- intercommunicators (inter.c) ---- */
+
+struct loom_rdv_key;
+
+/* The calling rank's object on a bridge (an intercommunicator's internal
+ * communicator over both groups): no handle, not in the rank's list, freed
+ * with the intercommunicator; takes over the caller's reference to sh. */
+int loom_comm_new_bridge(struct loom_comm_shared *sh, int rank,
+                         struct loom_comm **c_p) LOOM_MUST_CHECK;
+/* A new intercommunicator between world[0..na) (side A) and world[na..n)
+ * (side B), each in its group's order, agreed by the n members meeting
+ * under key (kind INTER or INTER_GROUPS, members = world); the caller is
+ * world[me]. The new communicator gets error handler eh. */
+int loom_comm_inter_create(const struct loom_rdv_key *key, int me, int na, MPI_Errhandler eh,
+                           struct loom_comm **newc_p) LOOM_MUST_CHECK;
+/* Collective over both groups of intercommunicator c: MPI_Comm_split
+ * (MPI_Comm_dup: color 0, key the rank; MPI_Comm_create: color 0 for the
+ * group's members, key their rank in it, else MPI_UNDEFINED). A color gives
+ * an intercommunicator between its members of each side, ordered by (key,
+ * rank); MPI_COMM_NULL (NULL) where one side has none. */
+int loom_comm_inter_split(struct loom_comm *c, int color, int key,
+                          struct loom_comm **newc_p) LOOM_MUST_CHECK;
+/* MPI_Intercomm_merge: an intracommunicator over both groups, the group
+ * whose members gave high = false first (side A first when both agree). */
+int loom_comm_inter_merge(struct loom_comm *c, bool high,
+                          struct loom_comm **newc_p) LOOM_MUST_CHECK;
+/* MPI_Comm_idup of intercommunicator c: as loom_comm_idup. */
+int loom_comm_inter_idup(struct loom_comm *c, loom_rdv_done_fn done, void *done_arg,
+                         struct loom_comm **newc_p) LOOM_MUST_CHECK;
+/* The three shared parts of an intercommunicator between world[0..na) and
+ * world[na..n): side A's (*a_p), side B's (*b_p) with one context id, and
+ * their bridge (*bridge_p), each with one reference per member; LOOM_OK or
+ * LOOM_ERR_NOMEM (nothing made). */
+int loom_comm_inter_shared(int n, int na, const int *world, struct loom_comm_shared **a_p,
+                           struct loom_comm_shared **b_p,
+                           struct loom_comm_shared **bridge_p) LOOM_MUST_CHECK;
+
 /* ---- rendezvous: agreement among the members of a call (rendezvous.c) ---- */
 
 struct loom_rdv_in {
     int color, key, rank, world;
+    int side; /* intercommunicator creation: 0 (side A) or 1 (side B) */
 };
 struct loom_rdv_out {
     struct loom_comm_shared *sh; /* NULL: MPI_COMM_NULL */
     int rank;
+    /* An intercommunicator: the bridge and the member's rank in it. */
+    struct loom_comm_shared *bridge;
+    int bridge_rank;
 };
 /* Runs on the last member to arrive with every member's contribution; fills
  * out[0..n-1]; returns LOOM_OK or an error every member gets. */
@@ -123,7 +164,17 @@ struct loom_rdv_key {
 /* CREATE is Comm_create: ranks may pass disjoint groups (MPI-2.2), whose
  * calls share the parent's sequence number and may have the same size, so
  * the member list tells them apart. */
-enum { LOOM_RDV_WHOLE = 1, LOOM_RDV_GROUP = 2, LOOM_RDV_CREATE = 3 };
+/* INTER: MPI_Intercomm_create (context id: peer_comm's, tag: the call's;
+ * members: both groups, side A first); INTER_GROUPS:
+ * MPI_Intercomm_create_from_groups (context id and tag: a hash of the string
+ * tag). */
+enum {
+    LOOM_RDV_WHOLE = 1,
+    LOOM_RDV_GROUP = 2,
+    LOOM_RDV_CREATE = 3,
+    LOOM_RDV_INTER = 4,
+    LOOM_RDV_INTER_GROUPS = 5
+};
 
 /* Meets the other n - 1 members of the call identified by key; `me` is the
  * caller's index in [0, n). Parks until all arrived. */
@@ -137,6 +188,12 @@ int loom_rdv_run(const struct loom_rdv_key *key, int me, const struct loom_rdv_i
  * LOOM_ERR_NOMEM fails, and then the other members never complete. */
 int loom_rdv_arrive(const struct loom_rdv_key *key, int me, const int *world, loom_rdv_done_fn done,
                     void *done_arg, struct loom_comm_shared **sh_p) LOOM_MUST_CHECK;
+/* The same for an intercommunicator's duplicate: key's n members are the
+ * bridge's (world[0..na) side A, the rest side B); *out_p gets the caller's
+ * side, rank, bridge and bridge rank (me). */
+int loom_rdv_arrive_inter(const struct loom_rdv_key *key, int me, const int *world, int na,
+                          loom_rdv_done_fn done, void *done_arg,
+                          struct loom_rdv_out *out_p) LOOM_MUST_CHECK;
 
 /* ---- groups (group.c) ---- */
 

@@ -32,7 +32,7 @@ static int compute_same(int n, const struct loom_rdv_in *in, struct loom_rdv_out
         return LOOM_ERR_NOMEM;
     memcpy(sh->world_of, world, (size_t)n * sizeof *world);
     for (int i = 0; i < n; i++)
-        out[i] = (struct loom_rdv_out){sh, i};
+        out[i] = (struct loom_rdv_out){sh, i, NULL, 0};
     return LOOM_OK;
 }
 
@@ -55,7 +55,7 @@ static int compute_split(int n, const struct loom_rdv_in *in, struct loom_rdv_ou
         return LOOM_ERR_NOMEM;
     int m = 0;
     for (int i = 0; i < n; i++) {
-        out[i] = (struct loom_rdv_out){NULL, MPI_UNDEFINED};
+        out[i] = (struct loom_rdv_out){NULL, MPI_UNDEFINED, NULL, 0};
         if (in[i].color != MPI_UNDEFINED)
             v[m++] = in[i];
     }
@@ -70,7 +70,7 @@ static int compute_split(int n, const struct loom_rdv_in *in, struct loom_rdv_ou
         }
         for (int j = lo; j < hi; j++) {
             sh->world_of[j - lo] = v[j].world;
-            out[v[j].rank] = (struct loom_rdv_out){sh, j - lo};
+            out[v[j].rank] = (struct loom_rdv_out){sh, j - lo, NULL, 0};
         }
     }
     free(v);
@@ -104,7 +104,7 @@ static struct loom_rdv_key whole_key(struct loom_comm *parent, int n)
 int loom_comm_dup(struct loom_comm *parent, struct loom_comm **newc_p)
 {
     struct loom_rdv_key k = whole_key(parent, parent->sh->size);
-    struct loom_rdv_in in = {0, 0, parent->rank, parent->owner};
+    struct loom_rdv_in in = {0, 0, parent->rank, parent->owner, 0};
     struct loom_rdv_out out;
     int rc = loom_rdv_run(&k, parent->rank, &in, compute_same, parent->sh->world_of, &out);
     return finish(parent, rc, &out, newc_p);
@@ -114,7 +114,7 @@ int loom_comm_idup(struct loom_comm *parent, loom_rdv_done_fn done, void *done_a
                    struct loom_comm **newc_p)
 {
     struct loom_rdv_key k = whole_key(parent, parent->sh->size);
-    struct loom_rdv_out out = {NULL, parent->rank};
+    struct loom_rdv_out out = {NULL, parent->rank, NULL, 0};
     int rc = loom_rdv_arrive(&k, parent->rank, parent->sh->world_of, done, done_arg, &out.sh);
     if (rc != LOOM_OK) {
         done(done_arg); /* never arrived: nobody else will call it */
@@ -126,7 +126,7 @@ int loom_comm_idup(struct loom_comm *parent, loom_rdv_done_fn done, void *done_a
 int loom_comm_split(struct loom_comm *parent, int color, int key, struct loom_comm **newc_p)
 {
     struct loom_rdv_key k = whole_key(parent, parent->sh->size);
-    struct loom_rdv_in in = {color, key, parent->rank, parent->owner};
+    struct loom_rdv_in in = {color, key, parent->rank, parent->owner, 0};
     struct loom_rdv_out out;
     int rc = loom_rdv_run(&k, parent->rank, &in, compute_split, NULL, &out);
     return finish(parent, rc, &out, newc_p);
@@ -144,7 +144,7 @@ int loom_comm_create(struct loom_comm *parent, const struct loom_group *g,
     }
     k.kind = LOOM_RDV_CREATE;
     k.members = g->world;
-    struct loom_rdv_in in = {0, 0, parent->rank, parent->owner};
+    struct loom_rdv_in in = {0, 0, parent->rank, parent->owner, 0};
     struct loom_rdv_out out;
     int rc = loom_rdv_run(&k, me, &in, compute_same, g->world, &out);
     return finish(parent, rc, &out, newc_p);
@@ -163,7 +163,7 @@ int loom_comm_create_group(struct loom_comm *parent, const struct loom_group *g,
                              .seq_or_tag = tag,
                              .n = g->size,
                              .members = g->world};
-    struct loom_rdv_in in = {0, 0, parent->rank, parent->owner};
+    struct loom_rdv_in in = {0, 0, parent->rank, parent->owner, 0};
     struct loom_rdv_out out;
     int rc = loom_rdv_run(&k, me, &in, compute_same, g->world, &out);
     return finish(parent, rc, &out, newc_p);

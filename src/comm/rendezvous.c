@@ -49,6 +49,9 @@ struct rdv {
     bool nonblocking;
     struct loom_comm_shared *sh;
     struct arrival *arrivals;
+    /* An intercommunicator's duplicate: sh is side A's, sh_b side B's. */
+    struct loom_comm_shared *sh_b, *bridge;
+    int na;
 };
 
 #define NBUCKETS 64
@@ -222,14 +225,33 @@ static struct rdv *rdv_new_dup(const struct loom_rdv_key *k, const int *world)
     return e;
 }
 
-int loom_rdv_arrive(const struct loom_rdv_key *key, int me, const int *world, loom_rdv_done_fn done,
-                    void *done_arg, struct loom_comm_shared **sh_p)
+/* An intercommunicator duplicate's entry (na > 0), with its three shared
+ * parts over world[]. */
+static struct rdv *rdv_new_inter_dup(const struct loom_rdv_key *k, const int *world, int na)
+{
+    struct rdv *e = rdv_alloc(k);
+    if (!e)
+        return NULL;
+    e->nonblocking = true;
+    e->na = na;
+    e->arrivals = calloc((size_t)k->n, sizeof *e->arrivals);
+    if (!e->arrivals ||
+        loom_comm_inter_shared(k->n, na, world, &e->sh, &e->sh_b, &e->bridge) != LOOM_OK) {
+        rdv_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* The arrival part of loom_rdv_arrive(): na > 0 for an intercommunicator. */
+static int arrive(const struct loom_rdv_key *key, int me, const int *world, int na,
+                  loom_rdv_done_fn done, void *done_arg, struct loom_rdv_out *out_p)
 {
     struct bucket *b = bucket_of(key);
     pthread_mutex_lock(&b->lock);
     struct rdv *e = rdv_find(b, key, true);
     if (!e) {
-        e = rdv_new_dup(key, world);
+        e = na ? rdv_new_inter_dup(key, world, na) : rdv_new_dup(key, world);
         if (!e) {
             /* Fatal for the call on every member, as in loom_rdv_run. */
             pthread_mutex_unlock(&b->lock);
@@ -239,7 +261,10 @@ int loom_rdv_arrive(const struct loom_rdv_key *key, int me, const int *world, lo
         b->head = e;
     }
     e->arrivals[me] = (struct arrival){done, done_arg};
-    struct loom_comm_shared *sh = e->sh;
+    struct loom_rdv_out out = {e->sh, me, NULL, 0};
+    if (na)
+        out = me < na ? (struct loom_rdv_out){e->sh, me, e->bridge, me}
+                      : (struct loom_rdv_out){e->sh_b, me - na, e->bridge, me};
     bool last = ++e->arrived == e->n;
     if (last)
         rdv_unlink(b, e);
@@ -253,6 +278,22 @@ int loom_rdv_arrive(const struct loom_rdv_key *key, int me, const int *world, lo
                 e->arrivals[i].fn(e->arrivals[i].arg);
         rdv_free(e);
     }
-    *sh_p = sh;
+    *out_p = out;
     return LOOM_OK;
+}
+
+int loom_rdv_arrive(const struct loom_rdv_key *key, int me, const int *world, loom_rdv_done_fn done,
+                    void *done_arg, struct loom_comm_shared **sh_p)
+{
+    struct loom_rdv_out out;
+    int rc = arrive(key, me, world, 0, done, done_arg, &out);
+    if (rc == LOOM_OK)
+        *sh_p = out.sh;
+    return rc;
+}
+
+int loom_rdv_arrive_inter(const struct loom_rdv_key *key, int me, const int *world, int na,
+                          loom_rdv_done_fn done, void *done_arg, struct loom_rdv_out *out_p)
+{
+    return arrive(key, me, world, na, done, done_arg, out_p);
 }

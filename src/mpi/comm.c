@@ -3,8 +3,9 @@
  * argument checks and error classes here, objects and the collective
  * agreement in src/comm/. MPI_Comm_idup is here too: its request comes
  * from src/pt2pt and completes through the comm layer's callback.
- * Intercommunicators are not implemented (MPI_Comm_test_inter is always
- * false).
+ * On an intercommunicator (src/mpi/inter.c, src/comm/inter.c) dup, idup,
+ * split and create make intercommunicators; split_type and create_group
+ * take intracommunicators only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -113,12 +114,20 @@ static int nomem(MPI_Comm comm, const char *fn)
     return loom_mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 }
 
+/* A duplicate of c, intra- or intercommunicator. */
+static int dup_of(struct loom_comm *c, struct loom_comm **newc_p)
+{
+    if (loom_comm_is_inter(c))
+        return loom_comm_inter_split(c, 0, c->rank, newc_p);
+    return loom_comm_dup(c, newc_p);
+}
+
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     COMM_ARG(c, comm, "MPI_Comm_dup");
     NULL_ARG(comm, newcomm, "MPI_Comm_dup");
     struct loom_comm *newc;
-    if (loom_comm_dup(c, &newc) != LOOM_OK)
+    if (dup_of(c, &newc) != LOOM_OK)
         return nomem(comm, "MPI_Comm_dup");
     return finish_dup(comm, c, newc, loom_comm_priv(c)->info, newcomm, "MPI_Comm_dup");
 }
@@ -133,7 +142,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
         return loom_mpi_err(comm, MPI_ERR_INFO, "MPI_Comm_dup_with_info",
                             "0x%x is not a valid info object", (unsigned)info);
     struct loom_comm *newc;
-    if (loom_comm_dup(c, &newc) != LOOM_OK)
+    if (dup_of(c, &newc) != LOOM_OK)
         return nomem(comm, "MPI_Comm_dup_with_info");
     return finish_dup(comm, c, newc, in, newcomm, "MPI_Comm_dup_with_info");
 }
@@ -168,7 +177,9 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     if (!r)
         return loom_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_idup", "out of memory for requests");
     struct loom_comm *newc;
-    if (loom_comm_idup(c, idup_done, r, &newc) != LOOM_OK) {
+    int irc = loom_comm_is_inter(c) ? loom_comm_inter_idup(c, idup_done, r, &newc)
+                                    : loom_comm_idup(c, idup_done, r, &newc);
+    if (irc != LOOM_OK) {
         loom_req_free(r); /* recycled once the last member completes it */
         return nomem(comm, "MPI_Comm_idup");
     }
@@ -199,7 +210,8 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split",
                             "color %d is negative (and not MPI_UNDEFINED)", color);
     struct loom_comm *newc = NULL;
-    int rc = loom_comm_split(c, color, key, &newc);
+    int rc = loom_comm_is_inter(c) ? loom_comm_inter_split(c, color, key, &newc)
+                                   : loom_comm_split(c, color, key, &newc);
     return finish_new(comm, rc, newc, newcomm, "MPI_Comm_split");
 }
 LOOM_MPI_ALIAS(Comm_split);
@@ -207,6 +219,7 @@ LOOM_MPI_ALIAS(Comm_split);
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     COMM_ARG(c, comm, "MPI_Comm_split_type");
+    LOOM_MPI_INTRA_ONLY(c, comm, "MPI_Comm_split_type");
     NULL_ARG(comm, newcomm, "MPI_Comm_split_type");
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
         return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split_type",
@@ -264,7 +277,14 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if ((rc = check_subgroup(comm, c, g, "MPI_Comm_create")) != MPI_SUCCESS)
         return rc;
     struct loom_comm *newc = NULL;
-    rc = loom_comm_create(c, g, &newc);
+    if (loom_comm_is_inter(c)) {
+        /* g: part of the local group; the new intercommunicator joins it
+         * with the part the remote group's members gave. */
+        int in_g = loom_group_rank_of(g, c->owner);
+        rc = loom_comm_inter_split(c, in_g == MPI_UNDEFINED ? MPI_UNDEFINED : 0, in_g, &newc);
+    } else {
+        rc = loom_comm_create(c, g, &newc);
+    }
     return finish_new(comm, rc, newc, newcomm, "MPI_Comm_create");
 }
 LOOM_MPI_ALIAS(Comm_create);
@@ -272,6 +292,7 @@ LOOM_MPI_ALIAS(Comm_create);
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     COMM_ARG(c, comm, "MPI_Comm_create_group");
+    LOOM_MPI_INTRA_ONLY(c, comm, "MPI_Comm_create_group");
     NULL_ARG(comm, newcomm, "MPI_Comm_create_group");
     int rc;
     struct loom_group *g = group_arg(comm, group, "MPI_Comm_create_group", &rc);
@@ -318,7 +339,18 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
-    int r = loom_members_compare(c1->sh->size, c1->sh->world_of, c2->sh->size, c2->sh->world_of);
+    int r = MPI_UNEQUAL;
+    if (loom_comm_is_inter(c1) == loom_comm_is_inter(c2)) {
+        r = loom_members_compare(c1->sh->size, c1->sh->world_of, c2->sh->size, c2->sh->world_of);
+        /* Intercommunicators: both the local and the remote groups. */
+        if (r != MPI_UNEQUAL && loom_comm_is_inter(c1)) {
+            int rr = loom_members_compare(loom_comm_peer_size(c1), c1->sh->peer_of,
+                                          loom_comm_peer_size(c2), c2->sh->peer_of);
+            r = rr == MPI_UNEQUAL                   ? MPI_UNEQUAL
+                : r == MPI_IDENT && rr == MPI_IDENT ? r
+                                                    : MPI_SIMILAR;
+        }
+    }
     *result = r == MPI_IDENT ? MPI_CONGRUENT : r;
     return MPI_SUCCESS;
 }
@@ -328,8 +360,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     COMM_ARG(c, comm, "MPI_Comm_test_inter");
     NULL_ARG(comm, flag, "MPI_Comm_test_inter");
-    (void)c;
-    *flag = 0; /* intercommunicators are not implemented */
+    *flag = loom_comm_is_inter(c);
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Comm_test_inter);

@@ -102,6 +102,16 @@ static inline int loom_mpi_comm_enter(const char *fn, MPI_Comm comm, struct loom
     return MPI_SUCCESS;
 }
 
+/* Raises MPI_ERR_COMM on comm for calling fn, which takes an
+ * intracommunicator, with an intercommunicator (inter.c). */
+int loom_mpi_intra_only(MPI_Comm comm, const char *fn);
+/* The same check in one line: returns the error when c is an intercommunicator. */
+#define LOOM_MPI_INTRA_ONLY(c, comm, fn)                                                           \
+    do {                                                                                           \
+        if (LOOM_UNLIKELY(loom_comm_is_inter(c)))                                                  \
+            return loom_mpi_intra_only(comm, fn);                                                  \
+    } while (0)
+
 /* A persistent collective request (MPI_<Coll>_init; coll.c): MPI_Start runs
  * its saved call (raises the error on its communicator if it cannot start);
  * MPI_Request_free of the inactive request frees the call. */

@@ -47,6 +47,7 @@ static int begin(struct ncall *k, const char *fn, MPI_Comm comm)
     int rc = loom_mpi_comm_enter(fn, comm, &k->c);
     if (rc)
         return rc;
+    LOOM_MPI_INTRA_ONLY(k->c, comm, fn);
     const struct loom_topo *t = k->c->topo;
     if (!t)
         return loom_mpi_err(comm, MPI_ERR_TOPOLOGY, fn, "the communicator has no topology");

@@ -66,9 +66,10 @@ static inline int check_buf(const char *fn, MPI_Comm comm, const void *buf, int 
 static LOOM_NOINLINE int dest_error(const char *fn, MPI_Comm comm, const struct loom_comm *c,
                                     int dest, int tag)
 {
-    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= c->sh->size))
-        return loom_mpi_err(comm, MPI_ERR_RANK, fn, "rank %d is not in a communicator of size %d",
-                            dest, c->sh->size);
+    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= loom_comm_peer_size(c)))
+        return loom_mpi_err(comm, MPI_ERR_RANK, fn, "rank %d is not in %s of size %d", dest,
+                            loom_comm_is_inter(c) ? "the remote group" : "a communicator",
+                            loom_comm_peer_size(c));
     return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is negative", tag);
 }
 
@@ -76,7 +77,8 @@ static inline int check_dest(const char *fn, MPI_Comm comm, const struct loom_co
                              int tag)
 {
     /* (unsigned): a negative rank is out of range too */
-    if (LOOM_UNLIKELY((unsigned)dest >= (unsigned)c->sh->size && dest != MPI_PROC_NULL) ||
+    if (LOOM_UNLIKELY((unsigned)dest >= (unsigned)loom_comm_peer_size(c) &&
+                      dest != MPI_PROC_NULL) ||
         LOOM_UNLIKELY(tag < 0))
         return dest_error(fn, comm, c, dest, tag);
     return MPI_SUCCESS;
@@ -85,16 +87,17 @@ static inline int check_dest(const char *fn, MPI_Comm comm, const struct loom_co
 static LOOM_NOINLINE int source_error(const char *fn, MPI_Comm comm, const struct loom_comm *c,
                                       int src, int tag)
 {
-    if (src != MPI_PROC_NULL && src != MPI_ANY_SOURCE && (src < 0 || src >= c->sh->size))
-        return loom_mpi_err(comm, MPI_ERR_RANK, fn, "rank %d is not in a communicator of size %d",
-                            src, c->sh->size);
+    if (src != MPI_PROC_NULL && src != MPI_ANY_SOURCE && (src < 0 || src >= loom_comm_peer_size(c)))
+        return loom_mpi_err(comm, MPI_ERR_RANK, fn, "rank %d is not in %s of size %d", src,
+                            loom_comm_is_inter(c) ? "the remote group" : "a communicator",
+                            loom_comm_peer_size(c));
     return loom_mpi_err(comm, MPI_ERR_TAG, fn, "tag %d is negative and not MPI_ANY_TAG", tag);
 }
 
 static inline int check_source(const char *fn, MPI_Comm comm, const struct loom_comm *c, int src,
                                int tag)
 {
-    if (LOOM_UNLIKELY((unsigned)src >= (unsigned)c->sh->size && src != MPI_PROC_NULL &&
+    if (LOOM_UNLIKELY((unsigned)src >= (unsigned)loom_comm_peer_size(c) && src != MPI_PROC_NULL &&
                       src != MPI_ANY_SOURCE) ||
         LOOM_UNLIKELY(tag < 0 && tag != MPI_ANY_TAG))
         return source_error(fn, comm, c, src, tag);

@@ -274,6 +274,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 {
     static const char fn[] = "MPI_Cart_create";
     COMM_ARG(c, comm_old, fn);
+    LOOM_MPI_INTRA_ONLY(c, comm_old, fn);
     NULL_ARG(comm_old, comm_cart, fn);
     (void)reorder; /* ranks keep their order */
     int n, rc = check_cart(comm_old, c->sh->size, ndims, dims, periods, fn, &n);
@@ -448,6 +449,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 {
     static const char fn[] = "MPI_Cart_map";
     COMM_ARG(c, comm, fn);
+    LOOM_MPI_INTRA_ONLY(c, comm, fn);
     NULL_ARG(comm, newrank, fn);
     int n, rc = check_cart(comm, c->sh->size, ndims, dims, periods, fn, &n);
     if (rc)
@@ -553,6 +555,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 {
     static const char fn[] = "MPI_Graph_create";
     COMM_ARG(c, comm_old, fn);
+    LOOM_MPI_INTRA_ONLY(c, comm_old, fn);
     NULL_ARG(comm_old, comm_graph, fn);
     (void)reorder;
     int rc = check_graph(comm_old, c->sh->size, nnodes, index, edges, fn);
@@ -660,6 +663,7 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
 {
     static const char fn[] = "MPI_Graph_map";
     COMM_ARG(c, comm, fn);
+    LOOM_MPI_INTRA_ONLY(c, comm, fn);
     NULL_ARG(comm, newrank, fn);
     int rc = check_graph(comm, c->sh->size, nnodes, index, edges, fn);
     if (rc)
@@ -709,6 +713,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
 {
     static const char fn[] = "MPI_Dist_graph_create_adjacent";
     COMM_ARG(c, comm_old, fn);
+    LOOM_MPI_INTRA_ONLY(c, comm_old, fn);
     NULL_ARG(comm_old, comm_dist_graph, fn);
     (void)reorder;
     if (info != MPI_INFO_NULL && !loom_info_lookup(info))
@@ -815,6 +820,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 {
     static const char fn[] = "MPI_Dist_graph_create";
     COMM_ARG(c, comm_old, fn);
+    LOOM_MPI_INTRA_ONLY(c, comm_old, fn);
     NULL_ARG(comm_old, comm_dist_graph, fn);
     (void)reorder;
     if (info != MPI_INFO_NULL && !loom_info_lookup(info))

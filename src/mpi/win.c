@@ -93,6 +93,7 @@ static int create(const char *fn, int flavor, void *base, MPI_Aint size, int dis
     int rc = loom_mpi_comm_enter(fn, comm, &c);
     if (rc)
         return rc;
+    LOOM_MPI_INTRA_ONLY(c, comm, fn);
     if (!win)
         return loom_mpi_err(comm, MPI_ERR_ARG, fn, "win is NULL");
     if (flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC && !baseptr)

@@ -1212,7 +1212,7 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
 bool loom_p2p_send_tiny(const struct loom_comm *c, const void *buf, const struct loom_type *type,
                         size_t bytes, int dest, int tag)
 {
-    return tiny_send(loom_comm_world_rank(c, dest), c->owner, c->sh->context_id, c->rank, tag, buf,
+    return tiny_send(loom_comm_peer_world(c, dest), c->owner, c->sh->context_id, c->rank, tag, buf,
                      type, bytes);
 }
 
@@ -1317,7 +1317,7 @@ static inline bool tiny_arrived(struct p2p_rank *p, struct box_rx *x)
 bool loom_p2p_recv_tiny(const struct loom_comm *c, void *buf, const struct loom_type *type,
                         size_t cap, int src, int tag, struct loom_probe *got)
 {
-    int me = c->owner, src_world = src >= 0 ? loom_comm_world_rank(c, src) : -1;
+    int me = c->owner, src_world = src >= 0 ? loom_comm_peer_world(c, src) : -1;
     uint32_t ctx = c->sh->context_id;
     struct p2p_rank *p = &ranks[me];
     acks_flush(p); /* what no reply carried back */
@@ -1511,7 +1511,7 @@ void loom_req_wait_any(loom_req *const *reqs, int n)
 void loom_p2p_start_send(loom_req *req, int my_comm_rank)
 {
     int me = req->owner;
-    int dest = loom_comm_world_rank(req->comm, req->peer);
+    int dest = loom_comm_peer_world(req->comm, req->peer);
     req->dest_world = dest;
     if (req->mode != LOOM_MODE_SYNC && req->bytes <= LOOM_P2P_FAST_BYTES &&
         tiny_send(dest, me, req->ctx, my_comm_rank, req->tag, req->buf, req->type, req->bytes)) {
