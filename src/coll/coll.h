@@ -68,7 +68,17 @@ struct loom_coll_args {
     struct loom_op *op;
     int root;
     bool in_place;
+    /* Intercommunicator calls (on the bridge, c->bridge; src/coll/inter.c):
+     * root is LOOM_COLL_INTER_ROOT - (the root's side: 0 for A, 1 for B),
+     * the same on every member, and inter_root the root's bridge rank where
+     * the caller knows it (the root and the other group), else -1
+     * (MPI_PROC_NULL: the caller takes no part). The count, displacement
+     * and type arrays are indexed by remote rank (Reduce_scatter's by local
+     * rank), as the caller passed them. */
+    int inter_root;
 };
+
+#define LOOM_COLL_INTER_ROOT (-2)
 
 /* Runs collective `kind` on c for the calling rank. Returns MPI_SUCCESS or
  * an MPI error class; *why is set to a message for the error. */

@@ -149,13 +149,14 @@ struct coll_member {
 
 struct coll_shared {
     int size;
-    int *worker;              /* [size] the worker each member runs on */
-    int *numa;                /* [size] its NUMA node (0 when unknown) */
-    int ngroups;              /* two-stage groups: NUMA nodes if several, else workers */
-    int *group;               /* [size] a member's group, 0..ngroups-1 */
-    int *leader;              /* [ngroups] lowest member of each group */
-    int *order;               /* [size] members sorted by group (trees follow it) */
-    int *pos;                 /* [size] a member's index in order */
+    int inter_a; /* an intercommunicator's bridge: members [0, inter_a) are side A (inter.c) */
+    int *worker; /* [size] the worker each member runs on */
+    int *numa;   /* [size] its NUMA node (0 when unknown) */
+    int ngroups; /* two-stage groups: NUMA nodes if several, else workers */
+    int *group;  /* [size] a member's group, 0..ngroups-1 */
+    int *leader; /* [ngroups] lowest member of each group */
+    int *order;  /* [size] members sorted by group (trees follow it) */
+    int *pos;    /* [size] a member's index in order */
     int max_per_worker;       /* most members sharing one worker */
     int nlocal;               /* workers the members run on */
     int *local_of;            /* [size] a member's worker, 0..nlocal-1 */
@@ -522,6 +523,14 @@ void coll_finish(struct coll_shared *sh, int rank, uint64_t seq);
 void coll_drain(struct coll_ctx *x);
 
 /* ---- algorithms ---- */
+
+/* An intercommunicator's collectives (inter.c), run on its bridge: the
+ * algorithm for every call there, whatever the kind. */
+const struct coll_algorithm *coll_inter_algorithm(enum loom_coll_kind kind);
+/* Entries of the count, displacement and type arrays of call kind by member
+ * rank: the communicator's size, or on a bridge the remote group's size
+ * (the local group's for Reduce_scatter). */
+int coll_args_len(const struct coll_shared *sh, int rank, enum loom_coll_kind kind);
 
 /* bcast/direct's part at a member other than the root, once the root's post
  * p is there (also small.c's, for a root that published otherwise). */

@@ -165,6 +165,7 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
         return NULL;
     }
     memset(sh->m, 0, (size_t)n * sizeof *sh->m);
+    sh->inter_a = csh->inter_a;
     for (int i = 0; i < n; i++) {
         int w = loom_job.worker_of_rank ? loom_job.worker_of_rank[csh->world_of[i]] : 0;
         sh->worker[i] = w;
@@ -408,6 +409,8 @@ static void signature(const struct coll_ctx *x, const struct loom_coll_args *a, 
 {
     *basic_p = 0;
     *elems_p = 0;
+    if (x->sh->inter_a)
+        return; /* an intercommunicator's groups may split the data differently */
     switch (x->kind) {
     case LOOM_COLL_BCAST:
     case LOOM_COLL_REDUCE:

@@ -211,6 +211,8 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
     /* The choice depends on nothing else than this, the communicator and
      * the overrides: remember the last one per collective (checked first,
      * since every call asks; a memo exists only once configure() ran). */
+    if (LOOM_UNLIKELY(x->sh->inter_a))
+        return coll_inter_algorithm(x->kind);
     size_t nbytes = coll_call_bytes(x);
     const struct loom_coll_args *a = x->a;
     int flags = coll_memo_flags(a->op, a->rtype, x->nonblocking);

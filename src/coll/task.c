@@ -304,7 +304,7 @@ int coll_start(struct coll_ctx *x, loom_req *req)
     t->kind = x->kind;
     t->args = *x->a;
     t->req = req;
-    int rc = retain_args(t, x->size);
+    int rc = retain_args(t, coll_args_len(x->sh, x->rank, x->kind));
     if (rc) {
         coll_task_free(t);
         x->why = "out of memory for a nonblocking collective";

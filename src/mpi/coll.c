@@ -1,5 +1,5 @@
 /*
- * MPI collective entry points (MPI-3.1 chapter 5, intracommunicators): check
+ * MPI collective entry points (MPI-3.1 chapter 5): check
  * the arguments the standard makes significant on the calling rank, raise the
  * standard error classes with a message, and hand the call to src/coll.
  * Arguments that are bad on every rank raise the error on every rank before
@@ -27,7 +27,8 @@ struct call {
     const char *fn;
     MPI_Comm comm;
     struct loom_comm *c;
-    int size;
+    int size; /* of the group the arrays and roots name: the remote one on an intercommunicator */
+    bool inter;
 };
 
 static int begin(struct call *k, const char *fn, MPI_Comm comm)
@@ -36,8 +37,23 @@ static int begin(struct call *k, const char *fn, MPI_Comm comm)
     int rc = loom_mpi_comm_enter(fn, comm, &k->c);
     if (rc)
         return rc;
-    k->size = k->c->sh->size;
+    k->inter = loom_comm_is_inter(k->c);
+    k->size = loom_comm_peer_size(k->c);
     return MPI_SUCCESS;
+}
+
+/* Rooted calls: the caller is the root (MPI_ROOT on an intercommunicator). */
+static bool is_root(const struct call *k, int root)
+{
+    return k->inter ? root == MPI_ROOT : k->c->rank == root;
+}
+
+/* Rooted calls: the caller sends to or receives from the root (every rank
+ * but the root of an intracommunicator; the remote group's members on an
+ * intercommunicator). */
+static bool is_leaf(const struct call *k, int root)
+{
+    return k->inter ? root >= 0 : k->c->rank != root;
 }
 
 int loom_mpi_type_arg(MPI_Comm comm, const char *fn, MPI_Datatype type, const char *what,
@@ -97,7 +113,12 @@ static int check_counted_buf(const struct call *k, const void *buf, int count, M
 
 static int check_root(const struct call *k, int root)
 {
-    if (root < 0 || root >= k->size)
+    if (k->inter && root != MPI_ROOT && root != MPI_PROC_NULL && (root < 0 || root >= k->size))
+        return loom_mpi_err(k->comm, MPI_ERR_ROOT, k->fn,
+                            "root %d is not MPI_ROOT, MPI_PROC_NULL or a rank of the remote group "
+                            "(size %d)",
+                            root, k->size);
+    if (!k->inter && (root < 0 || root >= k->size))
         return loom_mpi_err(k->comm, MPI_ERR_ROOT, k->fn,
                             "root %d is not a rank of a communicator of size %d", root, k->size);
     return MPI_SUCCESS;
@@ -160,20 +181,55 @@ static int save(const struct call *k, enum loom_coll_kind kind, const struct loo
 
 /* Runs the call (request NULL), starts it and returns its request, or
  * (persistent) saves it in an inactive request. */
-static int run(const struct call *k, enum loom_coll_kind kind, const struct loom_coll_args *a,
+/* The call on an intercommunicator's bridge: the root as the coll layer
+ * takes it (coll.h). */
+static void inter_args(const struct call *k, enum loom_coll_kind kind, struct loom_coll_args *a)
+{
+    const struct loom_comm_shared *sh = k->c->sh;
+    int my_side = sh->bridge_base != 0, rbase = my_side ? 0 : sh->size;
+    bool rooted = kind == LOOM_COLL_BCAST || kind == LOOM_COLL_GATHER ||
+                  kind == LOOM_COLL_GATHERV || kind == LOOM_COLL_SCATTER ||
+                  kind == LOOM_COLL_SCATTERV || kind == LOOM_COLL_REDUCE;
+    a->inter_root = -1;
+    if (!rooted) {
+        a->root = 0;
+    } else if (a->root == MPI_ROOT) {
+        a->inter_root = k->c->bridge->rank;
+        a->root = LOOM_COLL_INTER_ROOT - my_side;
+    } else if (a->root == MPI_PROC_NULL) {
+        a->root = LOOM_COLL_INTER_ROOT - my_side;
+    } else {
+        a->inter_root = rbase + a->root;
+        a->root = LOOM_COLL_INTER_ROOT - !my_side;
+    }
+}
+
+static int run(const struct call *k, enum loom_coll_kind kind, const struct loom_coll_args *args,
                MPI_Request *request, bool persistent)
 {
     const char *why = NULL;
     int rc;
+    struct loom_coll_args ia;
+    const struct loom_coll_args *a = args;
+    struct loom_comm *on = k->c;
+    if (k->inter) {
+        if (persistent)
+            return loom_mpi_err(k->comm, MPI_ERR_COMM, k->fn,
+                                "persistent collectives on intercommunicators are not supported");
+        ia = *args;
+        inter_args(k, kind, &ia);
+        a = &ia;
+        on = k->c->bridge;
+    }
     if (persistent)
         return save(k, kind, a, request);
     if (!request) {
-        rc = loom_coll_run(k->c, kind, a, &why);
+        rc = loom_coll_run(on, kind, a, &why);
     } else {
         loom_req *r = loom_req_alloc_generic(k->c);
         if (!r)
             return loom_mpi_err(k->comm, MPI_ERR_NO_MEM, k->fn, "out of memory for requests");
-        rc = loom_coll_start(k->c, kind, a, r, &why);
+        rc = loom_coll_start(on, kind, a, r, &why);
         if (rc) {
             atomic_store_explicit(&r->done, 1, memory_order_relaxed);
             loom_req_free(r);
@@ -219,7 +275,7 @@ static struct loom_comm *small_comm(MPI_Comm comm, int root)
 {
     struct loom_comm *c = loom_comm_lookup(comm);
     if (!c || loom_job.ranks[c->owner].mpi_state != LOOM_MPI_INITIALIZED ||
-        (unsigned)root >= (unsigned)c->sh->size)
+        (unsigned)root >= (unsigned)c->sh->size || loom_comm_is_inter(c))
         return NULL;
     return c;
 }
@@ -320,7 +376,7 @@ static int bcast(const char *fn, void *buffer, int count, MPI_Datatype datatype,
     int rc = begin(&k, fn, comm);
     if (!rc)
         rc = check_root(&k, root);
-    if (!rc)
+    if (!rc && !(k.inter && root == MPI_PROC_NULL))
         rc = check_counted_buf(&k, buffer, count, datatype, "the buffer", &a.rtype);
     return rc ? rc : run(&k, LOOM_COLL_BCAST, &a, request, persistent);
 }
@@ -340,9 +396,9 @@ static int gather(const char *fn, const void *sendbuf, int sendcount, MPI_Dataty
         rc = check_root(&k, root);
     if (rc)
         return rc;
-    bool at_root = k.c->rank == root;
-    a.in_place = at_root && sendbuf == MPI_IN_PLACE;
-    if (!a.in_place) {
+    bool at_root = is_root(&k, root);
+    a.in_place = !k.inter && at_root && sendbuf == MPI_IN_PLACE;
+    if (!a.in_place && (is_leaf(&k, root) || (!k.inter && at_root))) {
         rc = check_counted_buf(&k, sendbuf, sendcount, sendtype, "the send buffer", &a.stype);
         a.scount = (size_t)sendcount;
     }
@@ -375,8 +431,8 @@ static int scatter(const char *fn, const void *sendbuf, int sendcount, const int
         rc = check_root(&k, root);
     if (rc)
         return rc;
-    bool at_root = k.c->rank == root;
-    a.in_place = at_root && recvbuf == MPI_IN_PLACE;
+    bool at_root = is_root(&k, root);
+    a.in_place = !k.inter && at_root && recvbuf == MPI_IN_PLACE;
     if (at_root) {
         if (kind == LOOM_COLL_SCATTER) {
             rc = check_counted_buf(&k, sendbuf, sendcount, sendtype, "the send buffer", &a.stype);
@@ -387,7 +443,7 @@ static int scatter(const char *fn, const void *sendbuf, int sendcount, const int
                 rc = check_buf(&k, sendbuf, 1, sendtype, "the send buffer", &a.stype);
         }
     }
-    if (!rc && !a.in_place) {
+    if (!rc && !a.in_place && (is_leaf(&k, root) || (!k.inter && at_root))) {
         rc = check_counted_buf(&k, recvbuf, recvcount, recvtype, "the receive buffer", &a.rtype);
         a.rcount = (size_t)recvcount;
     }
@@ -411,6 +467,7 @@ static int all(const char *fn, const void *sendbuf, int sendcount, const int *se
     int rc = begin(&k, fn, comm);
     if (rc)
         return rc;
+    a.in_place = a.in_place && !k.inter;
     if (!a.in_place) {
         if (sendcounts) {
             rc = check_counts(&k, sendcounts, sdispls, "send");
@@ -462,9 +519,12 @@ static int reduction(struct call *k, const void *sendbuf, void *recvbuf, int cou
     int rc = rooted ? check_root(k, root) : MPI_SUCCESS;
     if (rc)
         return rc;
-    bool recv_significant = !rooted || k->c->rank == root;
+    bool recv_significant = !rooted || is_root(k, root);
+    /* Intercommunicators: only the root's group's other members send
+     * nothing; nothing is in place. */
+    bool send_significant = !rooted || !k->inter || root >= 0;
     a->root = rooted ? root : 0;
-    a->in_place = recv_significant && sendbuf == MPI_IN_PLACE;
+    a->in_place = !k->inter && recv_significant && sendbuf == MPI_IN_PLACE;
     a->sbuf = sendbuf;
     a->rbuf = recvbuf;
     a->rcount = a->scount = (size_t)count;
@@ -474,14 +534,14 @@ static int reduction(struct call *k, const void *sendbuf, void *recvbuf, int cou
     if (rc)
         return rc;
     a->stype = a->rtype;
-    if (!a->in_place)
+    if (!a->in_place && send_significant)
         rc = check_ptr(k, sendbuf, count, a->rtype, "the send buffer");
     if (!rc && recv_significant)
         rc = check_ptr(k, recvbuf, count, a->rtype, "the receive buffer");
     if (!rc)
         rc = check_op(k, op, a->rtype, &a->op);
-    if (!rc && recv_significant && !a->in_place && count > 0 && sendbuf == recvbuf &&
-        a->rtype->size > 0)
+    if (!rc && recv_significant && send_significant && !a->in_place && count > 0 &&
+        sendbuf == recvbuf && a->rtype->size > 0)
         rc = loom_mpi_err(k->comm, MPI_ERR_BUFFER, k->fn,
                           "the send and receive buffers are the same (use MPI_IN_PLACE)");
     return rc;
@@ -529,6 +589,8 @@ static int reduce_like(const char *fn, const void *sendbuf, void *recvbuf, int c
     struct call k;
     struct loom_coll_args a = {0};
     int rc = begin(&k, fn, comm);
+    if (!rc && k.inter && (kind == LOOM_COLL_SCAN || kind == LOOM_COLL_EXSCAN))
+        return loom_mpi_intra_only(comm, fn);
     if (!rc)
         rc = reduction(&k, sendbuf, recvbuf, count, datatype, op, root, rooted, &a);
     return rc ? rc : run(&k, kind, &a, request, persistent);
@@ -544,7 +606,9 @@ static int reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
         return rc;
     if (!recvcounts)
         return loom_mpi_err(comm, MPI_ERR_ARG, k.fn, "recvcounts is NULL");
-    for (int i = 0; i < k.size; i++)
+    /* recvcounts: one per member of the local group (which receives). */
+    int nrecv = k.c->sh->size;
+    for (int i = 0; i < nrecv; i++)
         if (recvcounts[i] < 0)
             return loom_mpi_err(comm, MPI_ERR_COUNT, k.fn,
                                 "receive count %d (for rank %d) is negative", recvcounts[i], i);
