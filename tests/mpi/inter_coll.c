@@ -292,6 +292,26 @@ int main(int argc, char **argv)
         CHECK_EQ(b, REMOTE(RSIZE - 1));
         CHECK_EQ(c, side == 1 || lrank == 0 ? 5 : -1);
     }
+    /* A nonblocking call does not wait for the other group: side 0's local
+     * rank 0 starts an Ibarrier and then receives what side 1's local rank
+     * 0 sends synchronously before it enters the barrier. */
+    if (lrank == 0) {
+        int v = wrank, got = -1;
+        MPI_Request r;
+        if (side == 0) {
+            MPI_Ibarrier(inter, &r);
+            MPI_Recv(&got, 1, MPI_INT, 0, 77, inter, MPI_STATUS_IGNORE);
+            CHECK_EQ(got, REMOTE(0));
+        } else {
+            MPI_Ssend(&v, 1, MPI_INT, 0, 77, inter);
+            MPI_Ibarrier(inter, &r);
+        }
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else { /* the same call everywhere: Ibarrier (a blocking one would not match) */
+        MPI_Request r;
+        MPI_Ibarrier(inter, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
     MPI_Op_free(&first_op);
     MPI_Comm_free(&inter);
     return inter_finish("inter_coll");
