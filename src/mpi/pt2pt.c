@@ -15,6 +15,7 @@
 #include "datatype/datatype.h"
 #include "mpi/mpi_impl.h"
 #include "pt2pt/p2p.h"
+#include "pt2pt/part.h"
 #include "util/log.h"
 
 #define TAG_UB INT_MAX
@@ -187,6 +188,10 @@ static int start(loom_req *r)
 {
     if (r->kind == LOOM_REQ_GENERIC) /* a persistent collective */
         return loom_mpi_coll_start_persistent(r, "MPI_Start");
+    if (r->kind == LOOM_REQ_PART) {
+        loom_part_start(r);
+        return MPI_SUCCESS;
+    }
     r->active = true;
     r->cancelled = false;
     r->status_error = MPI_SUCCESS;
@@ -1005,6 +1010,11 @@ int PMPI_Request_free(MPI_Request *req)
             return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Request_free",
                                 "the persistent collective request is active (complete it first)");
         loom_mpi_coll_free_persistent(*req);
+    } else if ((*req)->kind == LOOM_REQ_PART) {
+        if ((*req)->active)
+            return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Request_free",
+                                "the partitioned request is active (complete it first)");
+        loom_part_free(*req);
     }
     req_free(*req);
     *req = MPI_REQUEST_NULL;
@@ -1084,6 +1094,9 @@ int PMPI_Cancel(MPI_Request *req)
     if ((*req)->kind == LOOM_REQ_GENERIC)
         return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Cancel",
                             "a collective's request cannot be cancelled");
+    if ((*req)->kind == LOOM_REQ_PART)
+        return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Cancel",
+                            "Loom does not cancel partitioned requests");
     if ((*req)->kind == LOOM_REQ_PAIR) {
         struct loom_mpi_pair *p = (*req)->ext;
         loom_p2p_cancel(p->recv);

@@ -70,8 +70,16 @@ struct loom_envelope;
 /* GENERIC: work other than a message (a collective, MPI_Comm_idup), completed
  * with loom_req_complete_async. PAIR: the MPI layer's MPI_Isendrecv, done
  * when both of its halves are (the MPI layer tracks them: this layer never
- * sees a PAIR request but to allocate and free it). */
-enum loom_req_kind { LOOM_REQ_SEND = 1, LOOM_REQ_RECV, LOOM_REQ_GENERIC, LOOM_REQ_PAIR };
+ * sees a PAIR request but to allocate and free it). PART: one side of a
+ * partitioned operation (part.h), persistent, ext its side of the channel,
+ * completed with loom_req_complete_async by whoever copies its last part. */
+enum loom_req_kind {
+    LOOM_REQ_SEND = 1,
+    LOOM_REQ_RECV,
+    LOOM_REQ_GENERIC,
+    LOOM_REQ_PAIR,
+    LOOM_REQ_PART
+};
 enum loom_send_mode { LOOM_MODE_STANDARD, LOOM_MODE_SYNC, LOOM_MODE_READY, LOOM_MODE_BUFFERED };
 
 #define LOOM_REQ_MAGIC 0x4c52u /* a live request */

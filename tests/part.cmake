@@ -1,0 +1,13 @@
+# Partitioned point-to-point (src/mpi/part.c, src/pt2pt/part.c).
+loom_mpi_program(part SOURCES part.c)
+set(counts 1 2 7)
+if(NOT LOOM_SANITIZE)
+  list(APPEND counts 64)
+endif()
+foreach(n ${counts})
+  expect(part_${n} --out "^part: ${n} ranks ok$" -- ${RUN} -n ${n} ${MPIBIN}/part)
+endforeach()
+expect(part_7_one_worker --out "^part: 7 ranks ok$" -- ${RUN} --workers 1 -n 7 ${MPIBIN}/part)
+if(NOT LOOM_SANITIZE)
+  expect(part_64_one_worker --out "^part: 64 ranks ok$" -- ${RUN} --workers 1 -n 64 ${MPIBIN}/part)
+endif()
