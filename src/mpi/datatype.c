@@ -770,6 +770,78 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 }
 LOOM_MPI_ALIAS(Get_elements_x);
 
+/* ---- setting a status's counts (generalized requests' query functions) ---- */
+
+struct elem_walk {
+    MPI_Count left; /* basic elements still to count */
+    size_t bytes;
+};
+
+static void elem_run(const struct loom_type *basic, size_t n, void *arg)
+{
+    struct elem_walk *w = arg;
+    size_t take = (MPI_Count)n < w->left ? n : (size_t)w->left;
+    w->bytes += take * basic->size;
+    w->left -= (MPI_Count)take;
+}
+
+/* Makes status say count basic elements of datatype: the bytes of the first
+ * count basic elements of a message of datatype, so MPI_Get_elements gives
+ * count back (and MPI_Get_count the whole elements, or MPI_UNDEFINED). */
+static int set_elements(const char *fn, MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    struct loom_type *t = NULL;
+    int rc = loom_mpi_check_init(fn);
+    if (rc || (rc = type_arg(datatype, false, fn, "datatype", &t)))
+        return rc;
+    if (!status || status == MPI_STATUS_IGNORE)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "status is %s",
+                            status ? "MPI_STATUS_IGNORE" : "NULL");
+    if (count < 0)
+        return loom_mpi_err(W, MPI_ERR_COUNT, fn, "count %lld is negative", (long long)count);
+    if (t->nbasic == 0) {
+        if (count > 0)
+            return loom_mpi_err(W, MPI_ERR_COUNT, fn,
+                                "count %lld: the datatype has no basic elements", (long long)count);
+        status->loom_count = 0;
+        return MPI_SUCCESS;
+    }
+    MPI_Count full = count / t->nbasic;
+    if ((unsigned long long)full > (unsigned long long)LLONG_MAX / (t->size ? t->size : 1))
+        return loom_mpi_err(W, MPI_ERR_COUNT, fn, "count %lld is too large", (long long)count);
+    struct elem_walk w = {count % t->nbasic, (size_t)full * t->size};
+    if (w.left)
+        loom_type_signature(t, 1, elem_run, &w);
+    status->loom_count = (long long)w.bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    return set_elements("MPI_Status_set_elements", status, datatype, count);
+}
+LOOM_MPI_ALIAS(Status_set_elements);
+
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements("MPI_Status_set_elements_x", status, datatype, count);
+}
+LOOM_MPI_ALIAS(Status_set_elements_x);
+
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    const char *fn = "MPI_Status_set_cancelled";
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (!status || status == MPI_STATUS_IGNORE)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "status is %s",
+                            status ? "MPI_STATUS_IGNORE" : "NULL");
+    status->loom_cancelled = flag != 0;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Status_set_cancelled);
+
 /* ---- Fortran's types from C: match by size, F90 parameterized types ---- */
 
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)

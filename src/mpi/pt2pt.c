@@ -132,9 +132,44 @@ static void proc_null_status(MPI_Status *st)
     set_status(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, false, 0);
 }
 
-static void fill_status(const loom_req *r, MPI_Status *st)
+/* A generalized request's callbacks (MPI_Grequest_start). */
+struct loom_mpi_greq {
+    MPI_Grequest_query_function *query;
+    MPI_Grequest_free_function *free_fn;
+    MPI_Grequest_cancel_function *cancel;
+    void *extra;
+    bool user_freed; /* MPI_Request_free came before MPI_Grequest_complete */
+};
+
+/* A done generalized request's status: its query function's, whose return
+ * code becomes the request's error. */
+static void greq_query(loom_req *r, MPI_Status *st)
 {
+    struct loom_mpi_greq *g = r->ext;
+    MPI_Status tmp, *s = st == MPI_STATUS_IGNORE ? &tmp : st;
+    set_status(s, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, false, 0);
+    int rc = g->query ? g->query(g->extra, s) : MPI_SUCCESS;
+    r->status_error = rc;
+    if (rc)
+        s->MPI_ERROR = rc;
+}
+
+static void fill_status(loom_req *r, MPI_Status *st)
+{
+    if (LOOM_UNLIKELY(r->kind == LOOM_REQ_GREQ)) {
+        greq_query(r, st);
+        return;
+    }
     set_status(st, r->status_source, r->status_tag, r->status_error, r->cancelled, r->status_bytes);
+}
+
+/* Runs a generalized request's free function once; its return code. */
+static int greq_free_fn(loom_req *r)
+{
+    struct loom_mpi_greq *g = r->ext;
+    MPI_Grequest_free_function *f = g->free_fn;
+    g->free_fn = NULL;
+    return f ? f(g->extra) : MPI_SUCCESS;
 }
 
 /* MPI_ERR_TRUNCATE on comm: `bytes` from rank src (tag) for `cap`. */
@@ -150,6 +185,10 @@ static int truncated(const char *fn, MPI_Comm comm, size_t bytes, int src, int t
  * with the text it left, a receive's truncation with the sizes. */
 static int raise_req_error(const char *fn, const loom_req *r)
 {
+    if (r->kind == LOOM_REQ_GREQ)
+        return loom_mpi_err(MPI_COMM_SELF, r->status_error, fn,
+                            "a callback of the generalized request returned error %d",
+                            r->status_error);
     if (r->kind == LOOM_REQ_GENERIC)
         return loom_mpi_err(r->comm->handle, r->status_error, fn, "%s",
                             r->why ? r->why : "the request failed");
@@ -224,6 +263,11 @@ static int finish(const char *fn, loom_req **rp, MPI_Status *st)
     if (r->persistent) {
         r->active = false;
     } else {
+        if (r->kind == LOOM_REQ_GREQ) {
+            int ferr = greq_free_fn(r);
+            if (!err && ferr)
+                err = r->status_error = ferr;
+        }
         if (err) {
             /* Freed after: the handler may abort, and the text goes with it. */
             err = raise_req_error(fn, r);
@@ -374,6 +418,10 @@ static void pairs_reclaim(void)
 /* Frees a request of the MPI layer: a pair with its halves. */
 static void req_free(loom_req *r)
 {
+    if (r->kind == LOOM_REQ_GREQ) {
+        free(r->ext);
+        r->ext = NULL;
+    }
     if (r->kind == LOOM_REQ_PAIR) {
         pair_release(r->ext);
         r->ext = NULL;
@@ -819,6 +867,13 @@ static int finish_in_array(MPI_Request *rp, MPI_Status *st, bool *failed)
     if (r->persistent) {
         r->active = false;
     } else {
+        if (r->kind == LOOM_REQ_GREQ) {
+            int ferr = greq_free_fn(r);
+            if (!err && ferr && st != MPI_STATUS_IGNORE)
+                st->MPI_ERROR = ferr;
+            if (!err)
+                err = ferr;
+        }
         req_free(r);
         *rp = MPI_REQUEST_NULL;
     }
@@ -1015,6 +1070,20 @@ int PMPI_Request_free(MPI_Request *req)
             return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Request_free",
                                 "the partitioned request is active (complete it first)");
         loom_part_free(*req);
+    } else if ((*req)->kind == LOOM_REQ_GREQ) {
+        loom_req *r = *req;
+        *req = MPI_REQUEST_NULL;
+        if (!loom_req_done(r)) {
+            /* MPI_Grequest_complete runs the free function and frees it. */
+            ((struct loom_mpi_greq *)r->ext)->user_freed = true;
+            return MPI_SUCCESS;
+        }
+        int ferr = greq_free_fn(r);
+        req_free(r);
+        if (ferr)
+            return loom_mpi_err(MPI_COMM_SELF, ferr, "MPI_Request_free",
+                                "the generalized request's free function returned error %d", ferr);
+        return MPI_SUCCESS;
     }
     req_free(*req);
     *req = MPI_REQUEST_NULL;
@@ -1045,6 +1114,166 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Request_get_status);
+
+/* MPI-4.1's MPI_Request_get_status_all/any/some: MPI_Testall/any/some
+ * that leave the requests as they are (neither freed nor made inactive). */
+int PMPI_Request_get_status_all(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    const char *fn = "MPI_Request_get_status_all";
+    int rc = check_array(fn, count, reqs);
+    if (rc)
+        return rc;
+    if (!flag)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "flag is NULL");
+    loom_p2p_progress();
+    for (int i = 0; i < count; i++)
+        if (!is_inactive(reqs[i]) && !req_done(reqs[i])) {
+            *flag = 0;
+            loom_ult_yield();
+            return MPI_SUCCESS;
+        }
+    *flag = 1;
+    bool failed = false;
+    for (int i = 0; i < count; i++) {
+        if (is_inactive(reqs[i])) {
+            empty_status(status_at(statuses, i));
+            continue;
+        }
+        fill_status(reqs[i], status_at(statuses, i));
+        failed |= reqs[i]->status_error != MPI_SUCCESS;
+    }
+    if (failed)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn,
+                            "a request failed; see the statuses");
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Request_get_status_all);
+
+int PMPI_Request_get_status_any(int count, MPI_Request reqs[], int *index, int *flag,
+                                MPI_Status *status)
+{
+    const char *fn = "MPI_Request_get_status_any";
+    int rc = check_array(fn, count, reqs);
+    if (rc)
+        return rc;
+    if (!index || !flag)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "index or flag is NULL");
+    loom_p2p_progress();
+    int i = find_done(count, reqs);
+    if (i == -1) {
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        loom_ult_yield();
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    *index = i;
+    if (i == MPI_UNDEFINED) {
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    fill_status(reqs[i], status);
+    return reqs[i]->status_error ? raise_req_error(fn, reqs[i]) : MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Request_get_status_any);
+
+int PMPI_Request_get_status_some(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                                 MPI_Status statuses[])
+{
+    const char *fn = "MPI_Request_get_status_some";
+    int rc = check_array(fn, incount, reqs);
+    if (rc)
+        return rc;
+    if (!outcount || (incount > 0 && !indices))
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "outcount or indices is NULL");
+    loom_p2p_progress();
+    int n = 0, active = 0;
+    bool failed = false;
+    for (int i = 0; i < incount; i++) {
+        if (is_inactive(reqs[i]))
+            continue;
+        active++;
+        if (req_done(reqs[i])) {
+            indices[n] = i;
+            fill_status(reqs[i], status_at(statuses, n));
+            failed |= reqs[i]->status_error != MPI_SUCCESS;
+            n++;
+        }
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    if (n == 0)
+        loom_ult_yield();
+    if (failed)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn,
+                            "a request failed; see the statuses");
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Request_get_status_some);
+
+/* ---- generalized requests (MPI-4.1 13.2) ----------------------------------- */
+
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                        MPI_Request *request)
+{
+    const char *fn = "MPI_Grequest_start";
+    int me = -1;
+    int rc = check_rank(fn, &me);
+    if (rc)
+        return rc;
+    if (!request)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "request is NULL");
+    struct loom_comm *self = loom_comm_lookup(MPI_COMM_SELF);
+    struct loom_mpi_greq *g = calloc(1, sizeof *g);
+    loom_req *r = g ? loom_req_alloc_rank(me) : NULL;
+    if (!r) {
+        free(g);
+        return loom_mpi_err(MPI_COMM_SELF, MPI_ERR_NO_MEM, fn, "out of memory for requests");
+    }
+    g->query = query_fn;
+    g->free_fn = free_fn;
+    g->cancel = cancel_fn;
+    g->extra = extra_state;
+    r->kind = LOOM_REQ_GREQ;
+    r->mode = LOOM_MODE_STANDARD;
+    r->comm = self;
+    r->peer = MPI_PROC_NULL;
+    r->bytes = 0;
+    r->ext = g;
+    *request = r;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Grequest_start);
+
+int PMPI_Grequest_complete(MPI_Request request)
+{
+    const char *fn = "MPI_Grequest_complete";
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    if (request == MPI_REQUEST_NULL)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "the request is MPI_REQUEST_NULL");
+    if (request->magic != LOOM_REQ_MAGIC || request->kind != LOOM_REQ_GREQ)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn,
+                            "the request is not a generalized request (MPI_Grequest_start)");
+    if (loom_req_done(request))
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn,
+                            "the generalized request is complete already");
+    struct loom_mpi_greq *g = request->ext;
+    if (g->user_freed) {
+        /* Freed by MPI_Request_free while pending: nobody waits for it. */
+        atomic_store_explicit(&request->done, 1, memory_order_relaxed);
+        int ferr = greq_free_fn(request);
+        req_free(request);
+        if (ferr)
+            return loom_mpi_err(MPI_COMM_SELF, ferr, fn,
+                                "the generalized request's free function returned error %d", ferr);
+        return MPI_SUCCESS;
+    }
+    loom_req_complete_async(request);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Grequest_complete);
 
 int PMPI_Start(MPI_Request *req)
 {
@@ -1094,6 +1323,14 @@ int PMPI_Cancel(MPI_Request *req)
     if ((*req)->kind == LOOM_REQ_GENERIC)
         return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Cancel",
                             "a collective's request cannot be cancelled");
+    if ((*req)->kind == LOOM_REQ_GREQ) {
+        struct loom_mpi_greq *g = (*req)->ext;
+        int crc = g->cancel ? g->cancel(g->extra, loom_req_done(*req)) : MPI_SUCCESS;
+        if (crc)
+            return loom_mpi_err(MPI_COMM_SELF, crc, "MPI_Cancel",
+                                "the generalized request's cancel function returned error %d", crc);
+        return MPI_SUCCESS;
+    }
     if ((*req)->kind == LOOM_REQ_PART)
         return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Cancel",
                             "Loom does not cancel partitioned requests");

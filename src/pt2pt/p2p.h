@@ -72,13 +72,16 @@ struct loom_envelope;
  * when both of its halves are (the MPI layer tracks them: this layer never
  * sees a PAIR request but to allocate and free it). PART: one side of a
  * partitioned operation (part.h), persistent, ext its side of the channel,
- * completed with loom_req_complete_async by whoever copies its last part. */
+ * completed with loom_req_complete_async by whoever copies its last part.
+ * GREQ: the MPI layer's generalized request (MPI_Grequest_start), ext its
+ * callbacks, completed by MPI_Grequest_complete. */
 enum loom_req_kind {
     LOOM_REQ_SEND = 1,
     LOOM_REQ_RECV,
     LOOM_REQ_GENERIC,
     LOOM_REQ_PAIR,
-    LOOM_REQ_PART
+    LOOM_REQ_PART,
+    LOOM_REQ_GREQ
 };
 enum loom_send_mode { LOOM_MODE_STANDARD, LOOM_MODE_SYNC, LOOM_MODE_READY, LOOM_MODE_BUFFERED };
 
