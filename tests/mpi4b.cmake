@@ -1,11 +1,15 @@
-# MPI-4.1 pieces (docs/mpi4.md): generalized requests, status setters,
-# MPI_Request_get_status_all/any/some.
-loom_mpi_program(greq SOURCES greq.c)
-set(counts 1 2 7)
-if(NOT LOOM_SANITIZE)
-  list(APPEND counts 64)
-endif()
-foreach(n ${counts})
-  expect(greq_${n} --out "^greq: ${n} ranks ok$" -- ${RUN} -n ${n} ${MPIBIN}/greq)
+# More MPI-4.1 pieces (docs/mpi4.md): generalized requests, status setters,
+# MPI_Request_get_status_all/any/some (greq); datatype attributes,
+# MPI_Info_create_env/get_string, MPI_Comm_idup_with_info,
+# MPI_Remove_error_*, MPI_Type_get_value_index (mpi4_more).
+foreach(p greq mpi4_more)
+  loom_mpi_program(${p} SOURCES ${p}.c)
+  set(counts 1 2 7)
+  if(NOT LOOM_SANITIZE)
+    list(APPEND counts 64)
+  endif()
+  foreach(n ${counts})
+    expect(${p}_${n} --out "^${p}: ${n} ranks ok$" -- ${RUN} -n ${n} ${MPIBIN}/${p})
+  endforeach()
+  expect(${p}_7_one_worker --out "^${p}: 7 ranks ok$" -- ${RUN} --workers 1 -n 7 ${MPIBIN}/${p})
 endforeach()
-expect(greq_7_one_worker --out "^greq: 7 ranks ok$" -- ${RUN} --workers 1 -n 7 ${MPIBIN}/greq)

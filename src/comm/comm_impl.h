@@ -18,7 +18,7 @@ struct loom_attr;
 /* ---- per-rank state (comm.c) ---- */
 
 struct loom_user_code {
-    int errclass; /* the class of this code (itself for a class) */
+    int errclass; /* the class of this code (itself for a class); -1: removed */
     char *string; /* MPI_Add_error_string, or NULL */
 };
 
@@ -214,8 +214,9 @@ int loom_members_compare(int n1, const int *w1, int n2, const int *w2);
 struct loom_keyval {
     int handle;
     int owner;
-    bool win; /* made by MPI_Win_create_keyval (callbacks take an MPI_Win) */
-    int refs; /* the handle (until freed) + one per attribute */
+    bool win;  /* made by MPI_Win_create_keyval (callbacks take an MPI_Win) */
+    bool type; /* made by MPI_Type_create_keyval (callbacks take an MPI_Datatype) */
+    int refs;  /* the handle (until freed) + one per attribute */
     MPI_Comm_copy_attr_function *copy_fn;
     MPI_Comm_delete_attr_function *delete_fn;
     void *extra_state;

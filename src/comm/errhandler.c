@@ -63,7 +63,8 @@ struct loom_user_code *loom_user_code(int code)
     struct loom_comm_rank *cr = loom_comm_rank_self();
     if (!cr || code < LOOM_FIRST_USER_CODE || code - LOOM_FIRST_USER_CODE >= cr->ncodes)
         return NULL;
-    return &cr->codes[code - LOOM_FIRST_USER_CODE];
+    struct loom_user_code *u = &cr->codes[code - LOOM_FIRST_USER_CODE];
+    return u->errclass < 0 ? NULL : u; /* removed (MPI_Remove_error_class/code) */
 }
 
 int loom_user_code_add(int errclass)

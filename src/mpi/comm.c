@@ -168,22 +168,22 @@ static void idup_done(void *req)
  * after the arrival (an attribute copy callback failing) is returned here
  * and the request is dropped; the other members still complete.
  */
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+static int idup(const char *fn, MPI_Comm comm, struct loom_comm *c, struct loom_info *in,
+                MPI_Comm *newcomm, MPI_Request *request)
 {
-    COMM_ARG(c, comm, "MPI_Comm_idup");
     if (!newcomm || !request)
-        return loom_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_idup", "newcomm or request is NULL");
+        return loom_mpi_err(comm, MPI_ERR_ARG, fn, "newcomm or request is NULL");
     loom_req *r = loom_req_alloc_generic(c);
     if (!r)
-        return loom_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_idup", "out of memory for requests");
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for requests");
     struct loom_comm *newc;
     int irc = loom_comm_is_inter(c) ? loom_comm_inter_idup(c, idup_done, r, &newc)
                                     : loom_comm_idup(c, idup_done, r, &newc);
     if (irc != LOOM_OK) {
         loom_req_free(r); /* recycled once the last member completes it */
-        return nomem(comm, "MPI_Comm_idup");
+        return nomem(comm, fn);
     }
-    int rc = finish_dup(comm, c, newc, loom_comm_priv(c)->info, newcomm, "MPI_Comm_idup");
+    int rc = finish_dup(comm, c, newc, in, newcomm, fn);
     if (rc != MPI_SUCCESS) {
         loom_req_free(r);
         return rc;
@@ -191,7 +191,26 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     *request = r;
     return MPI_SUCCESS;
 }
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    COMM_ARG(c, comm, "MPI_Comm_idup");
+    return idup("MPI_Comm_idup", comm, c, loom_comm_priv(c)->info, newcomm, request);
+}
 LOOM_MPI_ALIAS(Comm_idup);
+
+/* MPI_Comm_idup with the new communicator's hints from info instead of the
+ * parent's (MPI-4.1 7.4.2). */
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    COMM_ARG(c, comm, "MPI_Comm_idup_with_info");
+    struct loom_info *in = NULL;
+    if (info != MPI_INFO_NULL && !(in = loom_info_lookup(info)))
+        return loom_mpi_err(comm, MPI_ERR_INFO, "MPI_Comm_idup_with_info",
+                            "0x%x is not a valid info object", (unsigned)info);
+    return idup("MPI_Comm_idup_with_info", comm, c, in, newcomm, request);
+}
+LOOM_MPI_ALIAS(Comm_idup_with_info);
 
 static int finish_new(MPI_Comm comm, int rc, struct loom_comm *newc, MPI_Comm *newcomm,
                       const char *fn)

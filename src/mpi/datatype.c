@@ -381,6 +381,13 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     t = loom_type_get(*newtype);
     if (old->committed)
         loom_type_commit(t);
+    if ((rc = loom_mpi_type_attrs_copy(oldtype, *newtype))) {
+        (void)loom_mpi_type_attrs_delete(*newtype);
+        loom_type_free(t);
+        *newtype = MPI_DATATYPE_NULL;
+        return loom_mpi_err(W, loom_mpi_callback_class(rc), fn,
+                            "an attribute copy callback returned %d", rc);
+    }
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Type_dup);
@@ -417,6 +424,9 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         loom_type_get_name(t, name);
         return loom_mpi_err(W, MPI_ERR_TYPE, fn, "%s is predefined and cannot be freed", name);
     }
+    if ((rc = loom_mpi_type_attrs_delete(*datatype)))
+        return loom_mpi_err(W, loom_mpi_callback_class(rc), fn,
+                            "an attribute delete callback returned %d", rc);
     loom_type_free(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
@@ -841,6 +851,40 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Status_set_cancelled);
+
+/* MPI-4.1 5.1.x: the predefined pair type of MINLOC/MAXLOC for a value type
+ * and an index type, or MPI_DATATYPE_NULL when there is none. */
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                              MPI_Datatype *pair_type)
+{
+    const char *fn = "MPI_Type_get_value_index";
+    struct loom_type *t = NULL;
+    int rc = loom_mpi_check_init(fn);
+    if (rc || (rc = type_arg(value_type, false, fn, "value_type", &t)) ||
+        (rc = type_arg(index_type, false, fn, "index_type", &t)))
+        return rc;
+    if (!pair_type)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "pair_type is NULL");
+    static const struct {
+        MPI_Datatype value, index, pair;
+    } pairs[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},
+        {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},
+        {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},
+        {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},
+        {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER},
+    };
+    *pair_type = MPI_DATATYPE_NULL;
+    for (size_t i = 0; i < LOOM_ARRAY_SIZE(pairs); i++)
+        if (pairs[i].value == value_type && pairs[i].index == index_type)
+            *pair_type = pairs[i].pair;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_get_value_index);
 
 /* ---- Fortran's types from C: match by size, F90 parameterized types ---- */
 

@@ -316,6 +316,78 @@ int PMPI_Add_error_string(int errorcode, const char *string)
 }
 LOOM_MPI_ALIAS(Add_error_string);
 
+/* ---- removing user classes, codes and strings (MPI-4.1 9.5) ---- */
+
+/* A user-defined class (is_class) or code of the caller, or the raised error. */
+static int user_code_arg(const char *fn, int code, bool is_class, struct loom_user_code **u_p)
+{
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    struct loom_user_code *u = loom_user_code(code);
+    if (!u || (is_class && u->errclass != code) || (!is_class && u->errclass == code)) {
+        bool predefined = code >= 0 && (size_t)code < LOOM_ARRAY_SIZE(class_names);
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "%d is not a user-defined error %s%s",
+                            code, is_class ? "class" : "code",
+                            predefined ? " (predefined classes cannot be removed)" : "");
+    }
+    *u_p = u;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Remove_error_class(int errorclass)
+{
+    const char *fn = "MPI_Remove_error_class";
+    struct loom_user_code *u = NULL;
+    int rc = user_code_arg(fn, errorclass, true, &u);
+    if (rc)
+        return rc;
+    struct loom_comm_rank *cr = loom_comm_rank_self();
+    for (int i = 0; i < cr->ncodes; i++)
+        if (cr->codes[i].errclass == errorclass && LOOM_FIRST_USER_CODE + i != errorclass)
+            return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+                                "error code %d still belongs to class %d (remove it first)",
+                                LOOM_FIRST_USER_CODE + i, errorclass);
+    free(u->string);
+    u->string = NULL;
+    u->errclass = -1;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Remove_error_class);
+
+int PMPI_Remove_error_code(int errorcode)
+{
+    const char *fn = "MPI_Remove_error_code";
+    struct loom_user_code *u = NULL;
+    int rc = user_code_arg(fn, errorcode, false, &u);
+    if (rc)
+        return rc;
+    free(u->string);
+    u->string = NULL;
+    u->errclass = -1;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Remove_error_code);
+
+int PMPI_Remove_error_string(int errorcode)
+{
+    const char *fn = "MPI_Remove_error_string";
+    int rc = loom_mpi_check_init(fn);
+    if (rc)
+        return rc;
+    struct loom_user_code *u = loom_user_code(errorcode);
+    if (!u)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+                            "%d is not a user-defined error code or class", errorcode);
+    if (!u->string)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "error code %d has no string",
+                            errorcode);
+    free(u->string);
+    u->string = NULL;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Remove_error_string);
+
 /* True when eh is a handler the caller may install. */
 static bool handler_valid(MPI_Errhandler eh)
 {

@@ -1,8 +1,12 @@
 /*
  * Info objects (MPI-3.1 chapter 9; src/comm/info.c). Keys are 1 to
  * MPI_MAX_INFO_KEY characters, values 1 to MPI_MAX_INFO_VAL; MPI_INFO_ENV is
- * read-only. Errors go to MPI_COMM_WORLD's handler.
+ * read-only. Errors go to MPI_COMM_WORLD's handler. As MPI-4.1 11.4.1 allows,
+ * the info calls work before MPI_Init and after MPI_Finalize too (for
+ * MPI_Session_init's info argument).
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm_impl.h"
@@ -10,10 +14,18 @@
 
 #define W MPI_COMM_WORLD
 
+/* The info calls need a rank, not an initialized MPI. */
+static int info_enter(const char *fn)
+{
+    if (loom_rank_self())
+        return MPI_SUCCESS;
+    return loom_mpi_err(W, MPI_ERR_OTHER, fn, "called outside an MPI process (a rank)");
+}
+
 #define INFO_ARG(in, h, fn)                                                                        \
     struct loom_info *in;                                                                          \
     do {                                                                                           \
-        int rc_ = loom_mpi_check_init(fn);                                                         \
+        int rc_ = info_enter(fn);                                                                  \
         if (rc_)                                                                                   \
             return rc_;                                                                            \
         if (!(in = loom_info_lookup(h)))                                                           \
@@ -42,7 +54,7 @@ static int read_only(const char *fn)
 
 int PMPI_Info_create(MPI_Info *info)
 {
-    int rc = loom_mpi_check_init("MPI_Info_create");
+    int rc = info_enter("MPI_Info_create");
     if (rc)
         return rc;
     if (!info)
@@ -182,3 +194,73 @@ int PMPI_Info_free(MPI_Info *info)
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Info_free);
+
+/* MPI-4.1 10.4: a new info object holding what MPI_INFO_ENV holds, with
+ * "command" and "argv" taken from argc/argv when given. */
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    const char *fn = "MPI_Info_create_env";
+    int rc = info_enter(fn);
+    if (rc)
+        return rc;
+    if (!info)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "info is NULL");
+    if (argc < 0 || (argc > 0 && !argv))
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "argc = %d with argv %s", argc,
+                            argv ? "given" : "NULL");
+    struct loom_info *in = loom_info_dup(loom_info_lookup(MPI_INFO_ENV));
+    if (!in)
+        return loom_mpi_err(W, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (argc > 0 && argv[0]) {
+        size_t len = 1;
+        for (int i = 1; i < argc && argv[i]; i++)
+            len += strlen(argv[i]) + 1;
+        char *joined = malloc(len);
+        rc = !joined || loom_info_set(in, "command", argv[0]) != LOOM_OK;
+        if (!rc) {
+            size_t at = 0;
+            joined[0] = '\0';
+            for (int i = 1; i < argc && argv[i]; i++)
+                at += (size_t)snprintf(joined + at, len - at, "%s%s", i > 1 ? " " : "", argv[i]);
+            rc = loom_info_set(in, "argv", joined) != LOOM_OK;
+        }
+        free(joined);
+        if (rc) {
+            loom_info_free(in);
+            return loom_mpi_err(W, MPI_ERR_NO_MEM, fn, "out of memory");
+        }
+    }
+    *info = in->handle;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Info_create_env);
+
+/* MPI-4.1 10.3: the value in a buffer of *buflen characters (terminator
+ * included), truncated if need be; *buflen becomes the value's length + 1. */
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+    const char *fn = "MPI_Info_get_string";
+    INFO_ARG(in, info, fn);
+    int rc = check_key(key, fn);
+    if (rc)
+        return rc;
+    if (!buflen || !flag)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "%s is NULL", !flag ? "flag" : "buflen");
+    if (*buflen < 0)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "*buflen = %d is negative", *buflen);
+    if (*buflen > 0 && !value)
+        return loom_mpi_err(W, MPI_ERR_ARG, fn, "value is NULL with *buflen = %d", *buflen);
+    int i = loom_info_find(in, key);
+    *flag = i >= 0;
+    if (i < 0)
+        return MPI_SUCCESS;
+    size_t n = strlen(in->vals[i]);
+    if (*buflen > 0) {
+        size_t m = n < (size_t)*buflen - 1 ? n : (size_t)*buflen - 1;
+        memcpy(value, in->vals[i], m);
+        value[m] = '\0';
+    }
+    *buflen = (int)n + 1;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Info_get_string);

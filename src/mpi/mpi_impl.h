@@ -28,9 +28,11 @@
         __attribute__((alias("LPMPI_" #name)))
 
 struct loom_mpi_pair;
+struct loom_mpi_type_attr;
 
 struct loom_mpi_rank {
     int thread_level;
+    struct loom_mpi_type_attr *type_attrs; /* attributes this rank set on datatypes (type_attr.c) */
     struct loom_mpi_pair *freed_pairs; /* MPI_Isendrecv_replace requests freed before their send was
                           done (pt2pt.c) */
 };
@@ -117,6 +119,13 @@ int loom_mpi_intra_only(MPI_Comm comm, const char *fn);
  * MPI_Request_free of the inactive request frees the call. */
 int loom_mpi_coll_start_persistent(MPI_Request r, const char *fn);
 void loom_mpi_coll_free_persistent(MPI_Request r);
+
+/* Datatype attributes (type_attr.c): MPI_Type_dup copies old's to new
+ * through the copy callbacks, MPI_Type_free deletes t's through the delete
+ * callbacks; MPI_SUCCESS or the first callback's error code (the rest are
+ * left undone). */
+int loom_mpi_type_attrs_copy(MPI_Datatype old, MPI_Datatype new_type);
+int loom_mpi_type_attrs_delete(MPI_Datatype t);
 
 /* The world barrier's job-wide state (barrier.c). */
 int loom_mpi_barrier_init(int nranks) LOOM_MUST_CHECK;
