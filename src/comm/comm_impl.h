@@ -84,6 +84,10 @@ int loom_comm_create(struct loom_comm *parent, const struct loom_group *g,
 /* Collective over g's members only (g a subgroup of parent), keyed by tag. */
 int loom_comm_create_group(struct loom_comm *parent, const struct loom_group *g, int tag,
                            struct loom_comm **newc_p) LOOM_MUST_CHECK;
+/* Collective over g's members (the caller among them: else
+ * LOOM_ERR_INVALID), with no parent: calls meet by tag_hash and member list. */
+int loom_comm_create_from_group(const struct loom_group *g, uint32_t tag_hash, MPI_Errhandler eh,
+                                struct loom_comm **newc_p) LOOM_MUST_CHECK;
 
 /* Called once per member of a nonblocking agreement, with the member's
  * done_arg, when the last member has arrived; runs on the last member's ULT
@@ -175,6 +179,9 @@ enum {
     LOOM_RDV_INTER = 4,
     LOOM_RDV_INTER_GROUPS = 5
 };
+/* The context of a meeting with no parent communicator
+ * (MPI_Comm_create_from_group): no communicator gets it (ids count up). */
+#define LOOM_RDV_NO_PARENT 0xfffffff0u
 
 /* Meets the other n - 1 members of the call identified by key; `me` is the
  * caller's index in [0, n). Parks until all arrived. */

@@ -168,3 +168,29 @@ int loom_comm_create_group(struct loom_comm *parent, const struct loom_group *g,
     int rc = loom_rdv_run(&k, me, &in, compute_same, g->world, &out);
     return finish(parent, rc, &out, newc_p);
 }
+
+/* MPI_Comm_create_from_group: no parent, so the meeting is keyed by the
+ * reserved context LOOM_RDV_NO_PARENT, the string tag's hash and the
+ * member list; eh is the new communicator's error handler. */
+int loom_comm_create_from_group(const struct loom_group *g, uint32_t tag_hash, MPI_Errhandler eh,
+                                struct loom_comm **newc_p)
+{
+    int self = loom_rank_self()->rank;
+    int me = loom_group_rank_of(g, self);
+    if (me == MPI_UNDEFINED)
+        return LOOM_ERR_INVALID;
+    struct loom_rdv_key k = {.context_id = LOOM_RDV_NO_PARENT,
+                             .kind = LOOM_RDV_GROUP,
+                             .seq_or_tag = (int)tag_hash,
+                             .n = g->size,
+                             .members = g->world};
+    struct loom_rdv_in in = {0, 0, me, self};
+    struct loom_rdv_out out;
+    int rc = loom_rdv_run(&k, me, &in, compute_same, g->world, &out);
+    if (rc != LOOM_OK)
+        return rc;
+    rc = loom_comm_new(out.sh, out.rank, eh, newc_p);
+    if (rc != LOOM_OK)
+        loom_comm_shared_release(out.sh);
+    return rc;
+}

@@ -83,6 +83,7 @@ static const char *const class_names[] = {
     "MPI_ERR_RMA_SHARED",
     "MPI_ERR_RMA_FLAVOR",
     "MPI_T_ERR_MEMORY",
+    "MPI_ERR_SESSION",
 };
 
 static const char *const class_texts[] = {
@@ -145,6 +146,7 @@ static const char *const class_texts[] = {
     "RMA shared memory error",
     "RMA flavor error",
     "MPI_T memory allocation failed",
+    "invalid session",
 };
 
 const char *loom_mpi_class_name(int errclass)
@@ -187,6 +189,16 @@ int loom_mpi_err(MPI_Comm comm, int errclass, const char *fn, const char *fmt, .
     va_list ap;
     va_start(ap, fmt);
     int rc = raise_on(eh, false, h, errclass, fn, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int loom_mpi_handler_err(MPI_Errhandler eh, int handle, int errclass, const char *fn,
+                         const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = raise_on(eh, false, handle, errclass, fn, fmt, ap);
     va_end(ap);
     return rc;
 }

@@ -31,7 +31,7 @@ static void job_init(void)
         job_rc = loom_p2p_job_init(loom_job.nranks);
 }
 
-static int init_common(const char *fn, int required, int *provided)
+int loom_mpi_instance_up(const char *fn, int required)
 {
     if (!loom_rank_self()) {
         if (loom_job.nranks)
@@ -41,10 +41,17 @@ static int init_common(const char *fn, int required, int *provided)
         singleton_thread = pthread_self();
     }
     struct loom_rank *r = loom_rank_self();
-    if (r->mpi_state != LOOM_MPI_NONE)
+    if (r->mpi_state == LOOM_MPI_INITIALIZED)
+        return MPI_SUCCESS;
+    struct loom_mpi_rank *old = r->mpi;
+    if (r->mpi_state == LOOM_MPI_FINALIZED && old && old->world != LOOM_WORLD_DONE) {
+        /* Stopped by its last MPI_Session_finalize, nothing torn down: up again. */
+        __atomic_store_n(&r->mpi_state, LOOM_MPI_INITIALIZED, __ATOMIC_RELEASE);
+        return MPI_SUCCESS;
+    }
+    if (r->mpi_state == LOOM_MPI_FINALIZED)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn,
-                            r->mpi_state == LOOM_MPI_INITIALIZED ? "MPI is already initialized"
-                                                                 : "called after MPI_Finalize");
+                            "called after MPI_Finalize (Loom does not start MPI again)");
     pthread_once(&job_once, job_init);
     if (job_rc != LOOM_OK)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -61,6 +68,22 @@ static int init_common(const char *fn, int required, int *provided)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
     }
     r->mpi_state = LOOM_MPI_INITIALIZED;
+    return MPI_SUCCESS;
+}
+
+static int init_common(const char *fn, int required, int *provided)
+{
+    struct loom_rank *r = loom_rank_self();
+    struct loom_mpi_rank *m = r ? r->mpi : NULL;
+    if (m && m->world != LOOM_WORLD_NONE)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn,
+                            m->world == LOOM_WORLD_UP ? "MPI is already initialized"
+                                                      : "called after MPI_Finalize");
+    int rc = loom_mpi_instance_up(fn, required);
+    if (rc)
+        return rc;
+    m = loom_mpi_self();
+    m->world = LOOM_WORLD_UP;
     if (provided)
         *provided = m->thread_level;
     return MPI_SUCCESS;
@@ -88,6 +111,10 @@ int PMPI_Finalize(void)
     int rc = loom_mpi_check_init("MPI_Finalize");
     if (rc)
         return rc;
+    struct loom_mpi_rank *m = loom_mpi_self();
+    if (m->world != LOOM_WORLD_UP)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Finalize",
+                            "MPI_Init was not called (only sessions are open)");
     /* First, as if MPI_COMM_SELF were freed: its attributes' delete
      * callbacks, newest first, with MPI still usable. */
     rc = loom_comm_finalize_self_attrs();
@@ -97,9 +124,13 @@ int PMPI_Finalize(void)
     struct loom_rank *r = loom_rank_self();
     /* Every rank's buffers stay valid until all have finalized. */
     loom_mpi_barrier_world(r->rank);
-    loom_coll_rank_fini(r->rank);
-    loom_comm_rank_fini();
-    r->mpi_state = LOOM_MPI_FINALIZED;
+    m->world = LOOM_WORLD_DONE;
+    if (m->sessions == 0) {
+        /* Open sessions keep the rank's communicators (and MPI) up. */
+        loom_coll_rank_fini(r->rank);
+        loom_comm_rank_fini();
+        r->mpi_state = LOOM_MPI_FINALIZED;
+    }
     fflush(stdout);
     return MPI_SUCCESS;
 }
@@ -109,8 +140,10 @@ int PMPI_Initialized(int *flag)
 {
     if (!flag)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Initialized", "flag is NULL");
+    /* The world model only (MPI-4.1 11.2.1): sessions do not count. */
     struct loom_rank *r = loom_rank_self();
-    *flag = r && r->mpi_state != LOOM_MPI_NONE;
+    struct loom_mpi_rank *m = r ? r->mpi : NULL;
+    *flag = m && m->world != LOOM_WORLD_NONE;
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Initialized);
@@ -120,7 +153,8 @@ int PMPI_Finalized(int *flag)
     if (!flag)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
     struct loom_rank *r = loom_rank_self();
-    *flag = r && r->mpi_state == LOOM_MPI_FINALIZED;
+    struct loom_mpi_rank *m = r ? r->mpi : NULL;
+    *flag = m && m->world == LOOM_WORLD_DONE;
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Finalized);

@@ -30,8 +30,14 @@
 struct loom_mpi_pair;
 struct loom_mpi_type_attr;
 
+/* The world model (MPI_Init ... MPI_Finalize) of a rank; its MPI state
+ * (loom_rank.mpi_state) is up while the world model or a session is. */
+enum loom_mpi_world { LOOM_WORLD_NONE, LOOM_WORLD_UP, LOOM_WORLD_DONE };
+
 struct loom_mpi_rank {
     int thread_level;
+    enum loom_mpi_world world;
+    int sessions;                          /* MPI_Session_init calls not yet finalized */
     struct loom_mpi_type_attr *type_attrs; /* attributes this rank set on datatypes (type_attr.c) */
     struct loom_mpi_pair *freed_pairs; /* MPI_Isendrecv_replace requests freed before their send was
                           done (pt2pt.c) */
@@ -58,7 +64,7 @@ int loom_mpi_win_err(MPI_Win win, int errclass, const char *fn, const char *fmt,
  * own when it is one, else MPI_ERR_OTHER. */
 static inline int loom_mpi_callback_class(int rc)
 {
-    return rc > 0 && rc <= MPI_T_ERR_MEMORY ? rc : MPI_ERR_OTHER;
+    return rc > 0 && rc <= MPI_ERR_SESSION ? rc : MPI_ERR_OTHER;
 }
 
 /* The committed datatype behind `type`, or MPI_ERR_TYPE raised on comm by
@@ -66,6 +72,17 @@ static inline int loom_mpi_callback_class(int rc)
 struct loom_type;
 int loom_mpi_type_arg(MPI_Comm comm, const char *fn, MPI_Datatype type, const char *what,
                       struct loom_type **t_p);
+
+/* Brings the caller's MPI state up for MPI_Init or MPI_Session_init (fn) if
+ * it is not up: a singleton job for a program run directly, the rank's
+ * communicators and message state, thread level `required` (at most
+ * MPI_THREAD_FUNNELED). Raises the error and returns it when it fails. */
+int loom_mpi_instance_up(const char *fn, int required);
+
+/* Raises errclass through error handler eh for the object `handle` (a
+ * session's: MPI_Session_call_errhandler and the session calls). */
+int loom_mpi_handler_err(MPI_Errhandler eh, int handle, int errclass, const char *fn,
+                         const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Checks that MPI is initialized and not finalized for the caller; raises
  * MPI_ERR_OTHER otherwise. Returns MPI_SUCCESS or the error code. */

@@ -32,6 +32,7 @@ enum loom_kind {
     LOOM_KIND_KEYVAL = 9,
     LOOM_KIND_WIN = 10,
     LOOM_KIND_MESSAGE = 12,
+    LOOM_KIND_SESSION = 14,
 };
 
 #define LOOM_HANDLE_BUILTIN   1u
