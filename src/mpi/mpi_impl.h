@@ -137,6 +137,13 @@ int loom_mpi_intra_only(MPI_Comm comm, const char *fn);
 int loom_mpi_coll_start_persistent(MPI_Request r, const char *fn);
 void loom_mpi_coll_free_persistent(MPI_Request r);
 
+/* A persistent neighbourhood collective (MPI_Neighbor_<coll>_init;
+ * neighbor.c): MPI_Start posts its messages (raises the error on its
+ * communicator if it cannot); MPI_Request_free of the inactive request
+ * frees the saved call. */
+int loom_mpi_nbr_start(MPI_Request r, const char *fn);
+void loom_mpi_nbr_free(MPI_Request r);
+
 /* Datatype attributes (type_attr.c): MPI_Type_dup copies old's to new
  * through the copy callbacks, MPI_Type_free deletes t's through the delete
  * callbacks; MPI_SUCCESS or the first callback's error code (the rest are

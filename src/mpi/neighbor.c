@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "datatype/datatype.h"
+#include "comm/comm_impl.h"
 #include "mpi/mpi_impl.h"
 #include "mpi/topo.h"
 #include "pt2pt/p2p.h"
@@ -124,19 +125,14 @@ static loom_req *child(const struct ncall *k, const struct block *b, int peer, i
     return r;
 }
 
-/* Posts the call's receives (rb[indeg]) and sends (sb[outdeg]) as one
- * compound request; waits for it when request is NULL. */
-static int post(struct ncall *k, const struct block *rb, const struct block *sb,
-                MPI_Request *request)
+/* Makes parent (a generic or a persistent neighbourhood request) a compound
+ * request of the call's receives (k->rb) and sends (k->sb) and starts them;
+ * when out of memory starts nothing, frees what it made and raises
+ * MPI_ERR_NO_MEM. */
+static int launch(const struct ncall *k, loom_req *parent)
 {
-    loom_req *parent = loom_req_alloc_generic(k->c);
-    if (!parent || !loom_req_compound_init(parent, k->indeg + k->outdeg)) {
-        if (parent) {
-            atomic_store_explicit(&parent->done, 1, memory_order_relaxed);
-            loom_req_free(parent);
-        }
+    if (!loom_req_compound_init(parent, k->indeg + k->outdeg))
         return loom_mpi_err(k->comm, MPI_ERR_NO_MEM, k->fn, "out of memory for requests");
-    }
     /* The parent's child array, filled by loom_req_compound_add() below. */
     loom_req **reqs = parent->children;
     int n = 0;
@@ -144,18 +140,19 @@ static int post(struct ncall *k, const struct block *rb, const struct block *sb,
     /* Allocate every child first, so that a failure starts nothing. */
     for (int i = 0; i < k->indeg && !nomem; i++)
         if (k->in[i] != MPI_PROC_NULL)
-            nomem = !(reqs[n++] = child(k, &rb[i], k->in[i], k->in_tag[i], LOOM_REQ_RECV));
+            nomem = !(reqs[n++] = child(k, &k->rb[i], k->in[i], k->in_tag[i], LOOM_REQ_RECV));
     int nrecv = n;
     for (int j = 0; j < k->outdeg && !nomem; j++)
         if (k->out[j] != MPI_PROC_NULL)
-            nomem = !(reqs[n++] = child(k, &sb[j], k->out[j], k->out_tag[j], LOOM_REQ_SEND));
+            nomem = !(reqs[n++] = child(k, &k->sb[j], k->out[j], k->out_tag[j], LOOM_REQ_SEND));
     if (nomem) {
         for (int i = 0; i < n - 1; i++) {
             atomic_store_explicit(&reqs[i]->done, 1, memory_order_relaxed);
             loom_req_free(reqs[i]);
         }
-        atomic_store_explicit(&parent->done, 1, memory_order_relaxed);
-        loom_req_free(parent);
+        free(parent->children);
+        parent->children = NULL;
+        parent->nchildren = 0;
         return loom_mpi_err(k->comm, MPI_ERR_NO_MEM, k->fn, "out of memory for requests");
     }
     for (int i = 0; i < n; i++)
@@ -165,6 +162,22 @@ static int post(struct ncall *k, const struct block *rb, const struct block *sb,
     for (int i = nrecv; i < n; i++)
         loom_p2p_start_send(reqs[i], k->c->rank);
     loom_req_compound_release(parent);
+    return MPI_SUCCESS;
+}
+
+/* Posts the call as one compound request; waits for it when request is
+ * NULL. */
+static int post(struct ncall *k, MPI_Request *request)
+{
+    loom_req *parent = loom_req_alloc_generic(k->c);
+    if (!parent)
+        return loom_mpi_err(k->comm, MPI_ERR_NO_MEM, k->fn, "out of memory for requests");
+    int rc = launch(k, parent);
+    if (rc) {
+        atomic_store_explicit(&parent->done, 1, memory_order_relaxed);
+        loom_req_free(parent);
+        return rc;
+    }
     if (request) {
         *request = parent;
         return MPI_SUCCESS;
@@ -178,11 +191,84 @@ static int post(struct ncall *k, const struct block *rb, const struct block *sb,
     return MPI_SUCCESS;
 }
 
+/* ---- persistent calls (MPI_Neighbor_<coll>_init, MPI-4.1 8.7) ---- */
+
+/* Keeps the checked call (its neighbour lists and blocks) in a persistent
+ * request of kind LOOM_REQ_NBR, inactive; each MPI_Start launches it. */
+static int save(struct ncall *k, MPI_Request *request)
+{
+    struct ncall *saved = malloc(sizeof *saved);
+    loom_req *r = saved ? loom_req_alloc_rank(k->c->owner) : NULL;
+    if (!r) {
+        free(saved);
+        return loom_mpi_err(k->comm, MPI_ERR_NO_MEM, k->fn, "out of memory for requests");
+    }
+    *saved = *k;
+    k->in = NULL; /* the saved call owns the lists now */
+    k->rb = NULL;
+    for (int i = 0; i < saved->indeg; i++)
+        loom_type_retain(saved->rb[i].t);
+    for (int j = 0; j < saved->outdeg; j++)
+        loom_type_retain(saved->sb[j].t);
+    r->kind = LOOM_REQ_NBR;
+    r->mode = LOOM_MODE_STANDARD;
+    r->comm = k->c;
+    r->peer = MPI_PROC_NULL;
+    r->bytes = 0;
+    r->persistent = true;
+    r->active = false;
+    r->ext = saved;
+    atomic_store_explicit(&r->done, 1, memory_order_relaxed); /* inactive */
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+/* The children of the previous start, all done. */
+static void nbr_children_free(loom_req *r)
+{
+    for (int i = 0; i < r->nchildren; i++)
+        loom_req_free(r->children[i]);
+    free(r->children);
+    r->children = NULL;
+    r->nchildren = 0;
+}
+
+int loom_mpi_nbr_start(MPI_Request r, const char *fn)
+{
+    struct ncall *k = r->ext;
+    nbr_children_free(r);
+    r->status_error = MPI_SUCCESS;
+    r->active = true;
+    atomic_store_explicit(&r->done, 0, memory_order_relaxed);
+    k->fn = fn;
+    int rc = launch(k, r);
+    if (rc) {
+        r->active = false;
+        atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+    }
+    return rc;
+}
+
+void loom_mpi_nbr_free(MPI_Request r)
+{
+    struct ncall *k = r->ext;
+    nbr_children_free(r);
+    for (int i = 0; i < k->indeg; i++)
+        loom_type_release(k->rb[i].t);
+    for (int j = 0; j < k->outdeg; j++)
+        loom_type_release(k->sb[j].t);
+    free(k->in);
+    free(k->rb);
+    free(k);
+    r->ext = NULL;
+}
+
 /* Neighbor_allgather(v): one send block for all; receive block i at
  * displs[i] x recvcounts[i] (vector) or i * recvcount elements. */
 static int allgather(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                      void *recvbuf, bool vector, const int *recvcounts, int recvcount,
-                     const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+                     const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request,
+                     bool persistent)
 {
     struct ncall k;
     int rc = begin(&k, fn, comm);
@@ -208,7 +294,7 @@ static int allgather(const char *fn, const void *sendbuf, int sendcount, MPI_Dat
     }
     for (int j = 0; j < k.outdeg; j++)
         sb[j] = (struct block){(void *)sendbuf, sendcount, st};
-    rc = post(&k, rb, sb, request);
+    rc = persistent ? save(&k, request) : post(&k, request);
 out:
     end(&k);
     return rc;
@@ -262,7 +348,8 @@ static int side(const struct ncall *k, const char *what, enum a2a_form form, int
 }
 
 static int alltoall(const char *fn, enum a2a_form form, const struct a2a_side *snd,
-                    const struct a2a_side *rcv, MPI_Comm comm, MPI_Request *request)
+                    const struct a2a_side *rcv, MPI_Comm comm, MPI_Request *request,
+                    bool persistent)
 {
     struct ncall k;
     int rc = begin(&k, fn, comm);
@@ -270,7 +357,7 @@ static int alltoall(const char *fn, enum a2a_form form, const struct a2a_side *s
         return rc;
     if (!(rc = side(&k, "send", form, k.outdeg, snd, k.sb)) &&
         !(rc = side(&k, "receive", form, k.indeg, rcv, k.rb)))
-        rc = post(&k, k.rb, k.sb, request);
+        rc = persistent ? save(&k, request) : post(&k, request);
     end(&k);
     return rc;
 }
@@ -288,7 +375,7 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     return allgather("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, false, NULL,
-                     recvcount, NULL, recvtype, comm, NULL);
+                     recvcount, NULL, recvtype, comm, NULL, false);
 }
 LOOM_MPI_ALIAS(Neighbor_allgather);
 
@@ -300,7 +387,7 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
     int rc = need_request(comm, fn, request);
     return rc ? rc
               : allgather(fn, sendbuf, sendcount, sendtype, recvbuf, false, NULL, recvcount, NULL,
-                          recvtype, comm, request);
+                          recvtype, comm, request, false);
 }
 LOOM_MPI_ALIAS(Ineighbor_allgather);
 
@@ -309,7 +396,7 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
     return allgather("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, true,
-                     recvcounts, 0, displs, recvtype, comm, NULL);
+                     recvcounts, 0, displs, recvtype, comm, NULL, false);
 }
 LOOM_MPI_ALIAS(Neighbor_allgatherv);
 
@@ -321,7 +408,7 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
     int rc = need_request(comm, fn, request);
     return rc ? rc
               : allgather(fn, sendbuf, sendcount, sendtype, recvbuf, true, recvcounts, 0, displs,
-                          recvtype, comm, request);
+                          recvtype, comm, request, false);
 }
 LOOM_MPI_ALIAS(Ineighbor_allgatherv);
 
@@ -330,7 +417,7 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 {
     struct a2a_side s = {.buf = sendbuf, .count = sendcount, .type = sendtype};
     struct a2a_side r = {.buf = recvbuf, .count = recvcount, .type = recvtype};
-    return alltoall("MPI_Neighbor_alltoall", A2A_PLAIN, &s, &r, comm, NULL);
+    return alltoall("MPI_Neighbor_alltoall", A2A_PLAIN, &s, &r, comm, NULL, false);
 }
 LOOM_MPI_ALIAS(Neighbor_alltoall);
 
@@ -342,7 +429,7 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
     struct a2a_side s = {.buf = sendbuf, .count = sendcount, .type = sendtype};
     struct a2a_side r = {.buf = recvbuf, .count = recvcount, .type = recvtype};
     int rc = need_request(comm, fn, request);
-    return rc ? rc : alltoall(fn, A2A_PLAIN, &s, &r, comm, request);
+    return rc ? rc : alltoall(fn, A2A_PLAIN, &s, &r, comm, request, false);
 }
 LOOM_MPI_ALIAS(Ineighbor_alltoall);
 
@@ -352,7 +439,7 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 {
     struct a2a_side s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
     struct a2a_side r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
-    return alltoall("MPI_Neighbor_alltoallv", A2A_V, &s, &r, comm, NULL);
+    return alltoall("MPI_Neighbor_alltoallv", A2A_V, &s, &r, comm, NULL, false);
 }
 LOOM_MPI_ALIAS(Neighbor_alltoallv);
 
@@ -365,7 +452,7 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
     struct a2a_side s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
     struct a2a_side r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
     int rc = need_request(comm, fn, request);
-    return rc ? rc : alltoall(fn, A2A_V, &s, &r, comm, request);
+    return rc ? rc : alltoall(fn, A2A_V, &s, &r, comm, request, false);
 }
 LOOM_MPI_ALIAS(Ineighbor_alltoallv);
 
@@ -377,7 +464,7 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
         .buf = sendbuf, .counts = sendcounts, .displs_w = sdispls, .types = sendtypes};
     struct a2a_side r = {
         .buf = recvbuf, .counts = recvcounts, .displs_w = rdispls, .types = recvtypes};
-    return alltoall("MPI_Neighbor_alltoallw", A2A_W, &s, &r, comm, NULL);
+    return alltoall("MPI_Neighbor_alltoallw", A2A_W, &s, &r, comm, NULL, false);
 }
 LOOM_MPI_ALIAS(Neighbor_alltoallw);
 
@@ -392,6 +479,86 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
     struct a2a_side r = {
         .buf = recvbuf, .counts = recvcounts, .displs_w = rdispls, .types = recvtypes};
     int rc = need_request(comm, fn, request);
-    return rc ? rc : alltoall(fn, A2A_W, &s, &r, comm, request);
+    return rc ? rc : alltoall(fn, A2A_W, &s, &r, comm, request, false);
 }
 LOOM_MPI_ALIAS(Ineighbor_alltoallw);
+
+/* ---- persistent forms (MPI-4.1 8.7) --------------------------------------- */
+
+/* The request and info arguments of an _init call. */
+static int init_args(MPI_Comm comm, const char *fn, MPI_Info info, MPI_Request *request)
+{
+    int rc = need_request(comm, fn, request);
+    if (rc)
+        return rc;
+    if (info != MPI_INFO_NULL && !loom_info_lookup(info))
+        return loom_mpi_err(comm, MPI_ERR_INFO, fn, "0x%x is not a valid info object",
+                            (unsigned)info);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Neighbor_allgather_init";
+    int rc = init_args(comm, fn, info, request);
+    return rc ? rc
+              : allgather(fn, sendbuf, sendcount, sendtype, recvbuf, false, NULL, recvcount, NULL,
+                          recvtype, comm, request, true);
+}
+LOOM_MPI_ALIAS(Neighbor_allgather_init);
+
+int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request)
+{
+    static const char fn[] = "MPI_Neighbor_allgatherv_init";
+    int rc = init_args(comm, fn, info, request);
+    return rc ? rc
+              : allgather(fn, sendbuf, sendcount, sendtype, recvbuf, true, recvcounts, 0, displs,
+                          recvtype, comm, request, true);
+}
+LOOM_MPI_ALIAS(Neighbor_allgatherv_init);
+
+int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Neighbor_alltoall_init";
+    struct a2a_side s = {.buf = sendbuf, .count = sendcount, .type = sendtype};
+    struct a2a_side r = {.buf = recvbuf, .count = recvcount, .type = recvtype};
+    int rc = init_args(comm, fn, info, request);
+    return rc ? rc : alltoall(fn, A2A_PLAIN, &s, &r, comm, request, true);
+}
+LOOM_MPI_ALIAS(Neighbor_alltoall_init);
+
+int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Neighbor_alltoallv_init";
+    struct a2a_side s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
+    struct a2a_side r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
+    int rc = init_args(comm, fn, info, request);
+    return rc ? rc : alltoall(fn, A2A_V, &s, &r, comm, request, true);
+}
+LOOM_MPI_ALIAS(Neighbor_alltoallv_init);
+
+int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    static const char fn[] = "MPI_Neighbor_alltoallw_init";
+    struct a2a_side s = {
+        .buf = sendbuf, .counts = sendcounts, .displs_w = sdispls, .types = sendtypes};
+    struct a2a_side r = {
+        .buf = recvbuf, .counts = recvcounts, .displs_w = rdispls, .types = recvtypes};
+    int rc = init_args(comm, fn, info, request);
+    return rc ? rc : alltoall(fn, A2A_W, &s, &r, comm, request, true);
+}
+LOOM_MPI_ALIAS(Neighbor_alltoallw_init);

@@ -192,6 +192,9 @@ static int raise_req_error(const char *fn, const loom_req *r)
     if (r->kind == LOOM_REQ_GENERIC)
         return loom_mpi_err(r->comm->handle, r->status_error, fn, "%s",
                             r->why ? r->why : "the request failed");
+    if (r->kind == LOOM_REQ_NBR)
+        return loom_mpi_err(r->comm->handle, r->status_error, fn,
+                            "a neighbour sent more than its receive block holds");
     if (r->status_error == MPI_ERR_TRUNCATE)
         return truncated(fn, r->comm->handle, r->count, r->status_source, r->status_tag, r->bytes);
     return loom_mpi_err(r->comm->handle, r->status_error, fn, "the request failed");
@@ -231,6 +234,8 @@ static int start(loom_req *r)
         loom_part_start(r);
         return MPI_SUCCESS;
     }
+    if (r->kind == LOOM_REQ_NBR)
+        return loom_mpi_nbr_start(r, "MPI_Start");
     r->active = true;
     r->cancelled = false;
     r->status_error = MPI_SUCCESS;
@@ -1065,6 +1070,11 @@ int PMPI_Request_free(MPI_Request *req)
             return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Request_free",
                                 "the persistent collective request is active (complete it first)");
         loom_mpi_coll_free_persistent(*req);
+    } else if ((*req)->kind == LOOM_REQ_NBR) {
+        if ((*req)->active)
+            return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Request_free",
+                                "the persistent collective request is active (complete it first)");
+        loom_mpi_nbr_free(*req);
     } else if ((*req)->kind == LOOM_REQ_PART) {
         if ((*req)->active)
             return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Request_free",
@@ -1320,7 +1330,7 @@ int PMPI_Cancel(MPI_Request *req)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "the request is null");
     if ((rc = check_req("MPI_Cancel", *req, me)))
         return rc;
-    if ((*req)->kind == LOOM_REQ_GENERIC)
+    if ((*req)->kind == LOOM_REQ_GENERIC || (*req)->kind == LOOM_REQ_NBR)
         return loom_mpi_err((*req)->comm->handle, MPI_ERR_REQUEST, "MPI_Cancel",
                             "a collective's request cannot be cancelled");
     if ((*req)->kind == LOOM_REQ_GREQ) {

@@ -74,14 +74,17 @@ struct loom_envelope;
  * partitioned operation (part.h), persistent, ext its side of the channel,
  * completed with loom_req_complete_async by whoever copies its last part.
  * GREQ: the MPI layer's generalized request (MPI_Grequest_start), ext its
- * callbacks, completed by MPI_Grequest_complete. */
+ * callbacks, completed by MPI_Grequest_complete. NBR: the MPI layer's
+ * persistent neighbourhood collective, ext its saved call; each start makes
+ * it a compound request with fresh children (which the MPI layer frees). */
 enum loom_req_kind {
     LOOM_REQ_SEND = 1,
     LOOM_REQ_RECV,
     LOOM_REQ_GENERIC,
     LOOM_REQ_PAIR,
     LOOM_REQ_PART,
-    LOOM_REQ_GREQ
+    LOOM_REQ_GREQ,
+    LOOM_REQ_NBR
 };
 enum loom_send_mode { LOOM_MODE_STANDARD, LOOM_MODE_SYNC, LOOM_MODE_READY, LOOM_MODE_BUFFERED };
 
