@@ -31,3 +31,6 @@ foreach(n ${counts})
   expect(nbr_init_${n} --out "^nbr_init: ${n} ranks ok$" -- ${RUN} -n ${n} ${MPIBIN}/nbr_init)
 endforeach()
 expect(nbr_init_7_one_worker --out "^nbr_init: 7 ranks ok$" -- ${RUN} --workers 1 -n 7 ${MPIBIN}/nbr_init)
+# A program run directly (a singleton job) that starts with a session.
+expect(session_singleton --out "^session: 1 ranks ok$" -- ${MPIBIN}/session)
+expect(session_mixed_singleton --out "^session_mixed: 1 ranks ok$" -- ${MPIBIN}/session mixed)

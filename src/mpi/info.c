@@ -17,9 +17,7 @@
 /* The info calls need a rank, not an initialized MPI. */
 static int info_enter(const char *fn)
 {
-    if (loom_rank_self())
-        return MPI_SUCCESS;
-    return loom_mpi_err(W, MPI_ERR_OTHER, fn, "called outside an MPI process (a rank)");
+    return loom_mpi_rank_enter(fn);
 }
 
 #define INFO_ARG(in, h, fn)                                                                        \

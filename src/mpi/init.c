@@ -31,15 +31,23 @@ static void job_init(void)
         job_rc = loom_p2p_job_init(loom_job.nranks);
 }
 
+int loom_mpi_rank_enter(const char *fn)
+{
+    if (loom_rank_self())
+        return MPI_SUCCESS;
+    if (loom_job.nranks)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn,
+                            "called from a thread that is not an MPI rank");
+    loom_job_singleton();
+    singleton_thread = pthread_self();
+    return MPI_SUCCESS;
+}
+
 int loom_mpi_instance_up(const char *fn, int required)
 {
-    if (!loom_rank_self()) {
-        if (loom_job.nranks)
-            return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn,
-                                "called from a thread that is not an MPI rank");
-        loom_job_singleton();
-        singleton_thread = pthread_self();
-    }
+    int rc = loom_mpi_rank_enter(fn);
+    if (rc)
+        return rc;
     struct loom_rank *r = loom_rank_self();
     if (r->mpi_state == LOOM_MPI_INITIALIZED)
         return MPI_SUCCESS;

@@ -73,6 +73,10 @@ struct loom_type;
 int loom_mpi_type_arg(MPI_Comm comm, const char *fn, MPI_Datatype type, const char *what,
                       struct loom_type **t_p);
 
+/* Makes the caller a rank: a program run directly becomes a singleton job
+ * (what MPI_Init does first; the info calls need it before MPI_Init). */
+int loom_mpi_rank_enter(const char *fn);
+
 /* Brings the caller's MPI state up for MPI_Init or MPI_Session_init (fn) if
  * it is not up: a singleton job for a program run directly, the rank's
  * communicators and message state, thread level `required` (at most

@@ -66,7 +66,9 @@ static bool handler_usable(MPI_Errhandler eh)
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
     const char *fn = "MPI_Session_init";
-    struct loom_rank *r0 = loom_rank_self();
+    int rc0 = loom_mpi_rank_enter(fn);
+    if (rc0)
+        return rc0;
     MPI_Errhandler eh = handler_usable(errhandler) ? errhandler : MPI_ERRORS_ARE_FATAL;
     if (!handler_usable(errhandler))
         return loom_mpi_handler_err(eh, MPI_SESSION_NULL, MPI_ERR_ARG, fn,
@@ -74,15 +76,12 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     if (!session)
         return loom_mpi_handler_err(eh, MPI_SESSION_NULL, MPI_ERR_ARG, fn, "session is NULL");
     struct loom_info *in = NULL;
-    if (r0 && info != MPI_INFO_NULL && !(in = loom_info_lookup(info)))
+    if (info != MPI_INFO_NULL && !(in = loom_info_lookup(info)))
         return loom_mpi_handler_err(eh, MPI_SESSION_NULL, MPI_ERR_INFO, fn,
                                     "0x%x is not a valid info object", (unsigned)info);
     int rc = loom_mpi_instance_up(fn, MPI_THREAD_FUNNELED);
     if (rc)
         return rc;
-    if (!in && info != MPI_INFO_NULL && !(in = loom_info_lookup(info)))
-        return loom_mpi_handler_err(eh, MPI_SESSION_NULL, MPI_ERR_INFO, fn,
-                                    "0x%x is not a valid info object", (unsigned)info);
     struct loom_rank *r = loom_rank_self();
     struct loom_session *s = calloc(1, sizeof *s);
     if (!s || (in && in->n && !(s->info = loom_info_dup(in))) ||
