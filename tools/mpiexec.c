@@ -27,6 +27,7 @@
 #include "coll/coll.h"
 #include "runtime/job.h"
 #include "util/log.h"
+#include "util/options.h"
 
 static void usage(FILE *f)
 {
@@ -307,8 +308,8 @@ int main(int argc, char **argv)
 {
     struct loom_job_spec spec = {
         .nranks = 1,
-        .nworkers = (int)loom_env_size("LOOM_WORKERS", 0),
-        .stack_size = (size_t)loom_env_size("LOOM_STACK_SIZE", 8 << 20),
+        .nworkers = (int)loom_opt_size(LOOM_OPT_WORKERS),
+        .stack_size = (size_t)loom_opt_size(LOOM_OPT_STACK_SIZE),
         .bind = LOOM_BIND_CORE,
         .map = LOOM_MAP_CORE,
     };

@@ -22,6 +22,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "comm/comm.h"
 #include "datatype/datatype.h"
@@ -136,6 +137,21 @@ void loom_coll_rank_fini(int world_rank);
 
 /* "Bcast" for LOOM_COLL_BCAST. */
 const char *loom_coll_name(enum loom_coll_kind kind);
+
+/* The tools interface (src/mpi/mpit.c): the algorithms, numbered in
+ * algorithms.def's order, each one's name, collective and summary; the
+ * algorithm forced for a collective (-1: none, the tuning table or the model
+ * chooses), which loom_coll_choice_set changes for every rank of the process
+ * (-1: none, also over LOOM_COLL_<COLLECTIVE>; LOOM_ERR_INVALID for an
+ * algorithm of another collective); and the calls world rank `rank` made
+ * with algorithm `id` (read by the rank itself). */
+int loom_coll_nalgorithms(void);
+const char *loom_coll_algorithm_name(int id);
+enum loom_coll_kind loom_coll_algorithm_kind(int id);
+const char *loom_coll_algorithm_summary(int id);
+int loom_coll_choice_get(enum loom_coll_kind kind);
+int loom_coll_choice_set(enum loom_coll_kind kind, int id);
+uint64_t loom_coll_uses(int rank, int id);
 
 /* Describes the algorithms, the model parameters and the forced choices to
  * f (loom-info). */

@@ -123,6 +123,7 @@ struct coll_member {
     uint64_t reads_seen[COLL_RING];   /* post.reads known to have reached this */
     uint64_t copyin_seq[COLL_RING];   /* the post's last call if copied in or detached, else 0 */
     uint64_t fences;                  /* coll_fence calls made */
+    uint64_t *uses; /* the member's rank's calls per algorithm ([COLL_NALG], coll_uses_of) */
     /* Nonblocking calls (task.c): the rank's runners, the calls started and
      * not finished, `finished` while they run, the calls after it already
      * finished (bit i: call nb_finished + 1 + i), and the runners waiting for
@@ -488,6 +489,11 @@ void coll_local_wait(struct coll_ctx *x, struct coll_local *loc);
 /* ---- calls ---- */
 
 /* The algorithm for this call (select.c). */
+/* The calls that world rank `rank` made per algorithm (the MPI_T
+ * performance variables coll_<collective>_<name>_calls): [COLL_NALG] counters
+ * that only the rank's own ULTs (itself and its runners, all on its worker)
+ * write. Never NULL (a shared dummy once memory ran out). */
+uint64_t *coll_uses_of(int rank);
 const struct coll_algorithm *coll_select(struct coll_ctx *x);
 
 /* Bumped by each loom_coll_force() override: every memo expires. */
@@ -549,14 +555,29 @@ typedef int (*coll_fn)(struct coll_ctx *x);
 /* Predicted time in seconds; negative: not applicable to this call. */
 typedef double (*coll_cost_fn)(const struct coll_ctx *x, size_t nbytes);
 
+/* Every algorithm's number: COLL_ALG_<collective>_<name>, in list order. */
+enum coll_algorithm_id {
+#define LOOM_COLL_ALGORITHM(KIND, kind, name, progress, summary) COLL_ALG_##kind##_##name,
+#include "coll/algorithms.def"
+#undef LOOM_COLL_ALGORITHM
+    COLL_NALG
+};
+
 struct coll_algorithm {
     enum loom_coll_kind kind;
+    enum coll_algorithm_id id;
     const char *name;
     coll_fn run;
     coll_cost_fn cost;
     bool independent; /* algorithms.def: INDEPENDENT */
     const char *summary;
 };
+
+/* Counts a call of alg by member me. */
+static inline void coll_count_use(struct coll_member *me, const struct coll_algorithm *alg)
+{
+    me->uses[alg->id]++;
+}
 
 #define LOOM_COLL_ALGORITHM(KIND, kind, name, progress, summary)                                   \
     int coll_##kind##_##name(struct coll_ctx *x);                                                  \

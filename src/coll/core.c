@@ -170,6 +170,7 @@ static struct coll_shared *shared_new(const struct loom_comm_shared *csh)
         int w = loom_job.worker_of_rank ? loom_job.worker_of_rank[csh->world_of[i]] : 0;
         sh->worker[i] = w;
         sh->numa[i] = loom_job.worker_domain ? loom_job.worker_domain[LOOM_LEVEL_NUMA][w] : 0;
+        sh->m[i].uses = coll_uses_of(csh->world_of[i]);
     }
     /* Two-stage groups: NUMA nodes when the members span several, else
      * workers (ranks sharing a worker read from one leader's cached copy). */

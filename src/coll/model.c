@@ -57,6 +57,7 @@
 #include "runtime/job.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/options.h"
 
 #define MODEL_FORMAT  "loom-model"
 #define MODEL_VERSION 1
@@ -400,7 +401,7 @@ static bool write_file(const char *path, const struct machine_key *k, const stru
 /* The cache file's path into model.path; false when there is none. */
 static bool cache_path(void)
 {
-    const char *env = getenv("LOOM_COLL_MODEL_FILE");
+    const char *env = loom_opt_str(LOOM_OPT_COLL_MODEL_FILE);
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     if (env && *env)
         snprintf(model.path, sizeof model.path, "%s", env);
@@ -430,7 +431,7 @@ static int lock_file(const char *path)
 
 static void model_load(void)
 {
-    const char *env = getenv("LOOM_COLL_CALIBRATE");
+    const char *env = loom_opt_str(LOOM_OPT_COLL_CALIBRATE);
     bool force = env && strcmp(env, "1") == 0;
     if (env && strcmp(env, "0") == 0) {
         snprintf(model.source, sizeof model.source, "built-in (LOOM_COLL_CALIBRATE=0)");
@@ -532,7 +533,7 @@ static int job_span(void)
 /* Applies LOOM_COLL_MODEL to coll_model. */
 static void apply_env(void)
 {
-    const char *mp = getenv("LOOM_COLL_MODEL");
+    const char *mp = loom_opt_str(LOOM_OPT_COLL_MODEL);
     if (!mp)
         return;
     char buf[256];

@@ -28,12 +28,19 @@
 #include "comm/comm_impl.h"
 #include "coll/tune.h"
 #include "util/log.h"
+#include "util/options.h"
 
 static const struct coll_algorithm algorithms[] = {
 #define INDEPENDENT true
 #define COOPERATIVE false
 #define LOOM_COLL_ALGORITHM(KIND, kind, name, progress, summary)                                   \
-    {LOOM_COLL_##KIND, #name, coll_##kind##_##name, coll_##kind##_##name##_cost, progress, summary},
+    {LOOM_COLL_##KIND,                                                                             \
+     COLL_ALG_##kind##_##name,                                                                     \
+     #name,                                                                                        \
+     coll_##kind##_##name,                                                                         \
+     coll_##kind##_##name##_cost,                                                                  \
+     progress,                                                                                     \
+     summary},
 #include "coll/algorithms.def"
 #undef LOOM_COLL_ALGORITHM
 #undef INDEPENDENT
@@ -41,6 +48,10 @@ static const struct coll_algorithm algorithms[] = {
 };
 
 _Atomic unsigned coll_select_gen;
+
+/* An override that forces no algorithm, not even LOOM_COLL_<COLLECTIVE>'s
+ * (loom_coll_choice_set(kind, -1)): never run. */
+static const struct coll_algorithm no_algorithm;
 
 static struct {
     _Atomic bool ready; /* configure() ran: skips pthread_once on each call */
@@ -62,9 +73,8 @@ static void configure(void)
 
 static void configure_body(void)
 {
-    const char *v = getenv("LOOM_COLL_VERBOSE");
-    cfg.verbose = v && *v && strcmp(v, "0") != 0;
-    const char *order = getenv("LOOM_COLL_REDUCE_ORDER");
+    cfg.verbose = loom_opt_flag(LOOM_OPT_COLL_VERBOSE);
+    const char *order = loom_opt_str(LOOM_OPT_COLL_REDUCE_ORDER);
     if (order && *order && strcmp(order, "fixed") != 0) {
         cfg.arrival = strcmp(order, "arrival") == 0;
         if (!cfg.arrival)
@@ -154,7 +164,9 @@ select_slow(struct coll_ctx *x, struct coll_memo *memo, size_t nbytes, int flags
         pthread_once(&cfg.once, configure);
     const struct coll_algorithm *forced =
         atomic_load_explicit(&cfg.override[x->kind], memory_order_relaxed);
-    if (!forced)
+    if (forced == &no_algorithm)
+        forced = NULL;
+    else if (!forced)
         forced = cfg.forced[x->kind];
     if (forced && x->nonblocking && !forced->independent)
         forced = NULL; /* several calls of a member may run at once: algorithms.def */
@@ -217,10 +229,81 @@ const struct coll_algorithm *coll_select(struct coll_ctx *x)
     const struct loom_coll_args *a = x->a;
     int flags = coll_memo_flags(a->op, a->rtype, x->nonblocking);
     const struct coll_algorithm *alg = coll_memo_lookup(x->me, x->kind, nbytes, a->root, flags);
-    if (LOOM_LIKELY(alg != NULL))
-        return alg;
-    return select_slow(x, &x->me->memo[x->kind], nbytes, flags,
-                       atomic_load_explicit(&coll_select_gen, memory_order_relaxed));
+    if (LOOM_UNLIKELY(alg == NULL))
+        alg = select_slow(x, &x->me->memo[x->kind], nbytes, flags,
+                          atomic_load_explicit(&coll_select_gen, memory_order_relaxed));
+    coll_count_use(x->me, alg);
+    return alg;
+}
+
+/* ---- the tools interface (MPI_T) ------------------------------------------ */
+
+int loom_coll_nalgorithms(void)
+{
+    return COLL_NALG;
+}
+
+const char *loom_coll_algorithm_name(int id)
+{
+    return algorithms[id].name;
+}
+
+enum loom_coll_kind loom_coll_algorithm_kind(int id)
+{
+    return algorithms[id].kind;
+}
+
+const char *loom_coll_algorithm_summary(int id)
+{
+    return algorithms[id].summary;
+}
+
+int loom_coll_choice_get(enum loom_coll_kind kind)
+{
+    pthread_once(&cfg.once, configure);
+    const struct coll_algorithm *alg =
+        atomic_load_explicit(&cfg.override[kind], memory_order_relaxed);
+    if (alg == &no_algorithm)
+        return -1;
+    if (!alg)
+        alg = cfg.forced[kind];
+    return alg ? (int)alg->id : -1;
+}
+
+int loom_coll_choice_set(enum loom_coll_kind kind, int id)
+{
+    if (id >= COLL_NALG || (id >= 0 && algorithms[id].kind != kind))
+        return LOOM_ERR_INVALID;
+    coll_select_override((int)kind, id < 0 ? &no_algorithm : &algorithms[id]);
+    return LOOM_OK;
+}
+
+static uint64_t (*uses)[COLL_NALG + LOOM_CACHE_LINE / sizeof(uint64_t)];
+static uint64_t uses_dummy[COLL_NALG];
+static int uses_ranks;
+static pthread_once_t uses_once = PTHREAD_ONCE_INIT;
+
+static void uses_alloc(void)
+{
+    int n = loom_job.nranks > 0 ? loom_job.nranks : 1;
+    size_t bytes = (size_t)n * sizeof *uses;
+    bytes = (bytes + LOOM_CACHE_LINE - 1) & ~(size_t)(LOOM_CACHE_LINE - 1);
+    uses = aligned_alloc(LOOM_CACHE_LINE, bytes);
+    if (uses) {
+        memset(uses, 0, bytes);
+        uses_ranks = n;
+    }
+}
+
+uint64_t *coll_uses_of(int rank)
+{
+    pthread_once(&uses_once, uses_alloc);
+    return rank >= 0 && rank < uses_ranks ? uses[rank] : uses_dummy;
+}
+
+uint64_t loom_coll_uses(int rank, int id)
+{
+    return coll_uses_of(rank)[id];
 }
 
 void loom_coll_describe(void *file)

@@ -122,14 +122,16 @@ static const coll_fn copy_in[LOOM_COLL_NKINDS] = {
 /* Whether member `rank` may take the path for a call of this shape: the
  * selector chose the copy-in algorithm for it, no nonblocking call of the
  * member runs and the post the call uses keeps nothing. */
-static bool may_take(const struct coll_shared *sh, int rank, enum loom_coll_kind kind,
-                     size_t nbytes, int root, int flags)
+static const struct coll_algorithm *may_take(const struct coll_shared *sh, int rank,
+                                             enum loom_coll_kind kind, size_t nbytes, int root,
+                                             int flags)
 {
     const struct coll_member *me = &sh->m[rank];
     const struct coll_algorithm *alg = coll_memo_lookup(me, kind, nbytes, root, flags);
     int par = (int)((me->seq + 1) % COLL_RING);
-    return alg && alg->run == copy_in[kind] && !me->nb_running && !me->held[par] &&
-           !me->exposed[par];
+    bool ok =
+        alg && alg->run == copy_in[kind] && !me->nb_running && !me->held[par] && !me->exposed[par];
+    return ok ? alg : NULL;
 }
 
 int loom_coll_small(struct loom_comm *c, enum loom_coll_kind kind, const void *in, void *out,
@@ -141,7 +143,9 @@ int loom_coll_small(struct loom_comm *c, enum loom_coll_kind kind, const void *i
     size_t nb = count * t->size;
     if (!sh || sh->size == 1 || nb > COLL_INLINE || !t->predefined || !t->contig)
         return LOOM_COLL_GENERAL; /* (the first call creates the state) */
-    if (!may_take(sh, c->rank, kind, nb, root, coll_memo_flags(op, t, false)))
+    const struct coll_algorithm *alg =
+        may_take(sh, c->rank, kind, nb, root, coll_memo_flags(op, t, false));
+    if (!alg)
         return LOOM_COLL_GENERAL;
     const struct loom_op_kernels *k = NULL;
     if (op && (!(k = loom_op_kernels_for(op, t)) || !aligned_to(out, k->align)))
@@ -156,6 +160,7 @@ int loom_coll_small(struct loom_comm *c, enum loom_coll_kind kind, const void *i
                                .root = root};
     struct coll_ctx x;
     coll_ctx_init(&x, sh, c->rank, kind, &a);
+    coll_count_use(x.me, alg);
     int rc;
     if (kind == LOOM_COLL_BCAST)
         rc = bcast(&x, out, nb, root);
@@ -319,7 +324,9 @@ int loom_coll_small_blocks(struct loom_comm *c, enum loom_coll_kind kind, const 
                                               : rb * n <= COLL_CELL;
     if (!fits)
         return LOOM_COLL_GENERAL;
-    if (!may_take(sh, c->rank, kind, 0, root, coll_memo_flags(NULL, rtype, false)))
+    const struct coll_algorithm *alg =
+        may_take(sh, c->rank, kind, 0, root, coll_memo_flags(NULL, rtype, false));
+    if (!alg)
         return LOOM_COLL_GENERAL;
     struct loom_coll_args a = {.sbuf = sbuf,
                                .rbuf = rbuf,
@@ -331,6 +338,7 @@ int loom_coll_small_blocks(struct loom_comm *c, enum loom_coll_kind kind, const 
                                .in_place = in_place};
     struct coll_ctx x;
     coll_ctx_init(&x, sh, c->rank, kind, &a);
+    coll_count_use(x.me, alg);
     int rc;
     if (kind == LOOM_COLL_GATHER)
         rc = gather(&x, sbuf, sb, rbuf, rb, in_place);

@@ -32,6 +32,7 @@
 #include "coll/tune.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/options.h"
 
 /* Largest table file read (a full table is a few tens of KiB). */
 #define TABLE_MAX_BYTES (16 << 20)
@@ -429,7 +430,7 @@ static char *read_file(const char *path, size_t *len_p, const char **why, bool *
 
 void coll_tuning_load(void)
 {
-    const char *env = getenv("LOOM_COLL_TUNING");
+    const char *env = loom_opt_str(LOOM_OPT_COLL_TUNING);
     bool explicit = env && *env;
     if (explicit && strcmp(env, "none") == 0) {
         table.state = "none (LOOM_COLL_TUNING=none)";

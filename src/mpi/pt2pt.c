@@ -259,10 +259,20 @@ static int start(loom_req *r)
 
 static void req_free(loom_req *r);
 
+/* Counts a done receive (or MPI_Isendrecv) that the caller hands out, for
+ * the tools interface's received-message counters. */
+static inline void count_recv(const loom_req *r)
+{
+    if ((r->kind == LOOM_REQ_RECV || r->kind == LOOM_REQ_PAIR) && !r->cancelled &&
+        r->status_source != MPI_PROC_NULL)
+        loom_p2p_count_recv(r->owner, r->status_bytes);
+}
+
 /* Finishes a done request: status out, then freed or made inactive. */
 static int finish(const char *fn, loom_req **rp, MPI_Status *st)
 {
     loom_req *r = *rp;
+    count_recv(r);
     fill_status(r, st);
     int err = r->status_error;
     if (r->persistent) {
@@ -867,6 +877,7 @@ static int check_array(const char *fn, int count, MPI_Request reqs[])
 static int finish_in_array(MPI_Request *rp, MPI_Status *st, bool *failed)
 {
     loom_req *r = *rp;
+    count_recv(r);
     fill_status(r, st);
     int err = r->status_error;
     if (r->persistent) {

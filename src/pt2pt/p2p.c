@@ -34,6 +34,7 @@
 #include "datatype/datatype.h"
 #include "runtime/job.h"
 #include "util/log.h"
+#include "util/options.h"
 
 #define ENV_SMALL   256 /* payload bytes kept in a small envelope */
 #define POOL_CHUNK  64
@@ -183,6 +184,9 @@ struct p2p_rank {
     loom_req *posted_head, *posted_tail;
     struct loom_envelope *unexp_head, *unexp_tail;
     _Atomic uint32_t unexp_seq; /* bumped on each unexpected arrival */
+    /* Queue lengths and their maxima (MPI_T): written under the lock, read
+     * without it by the owner's tools calls. */
+    uint32_t n_posted, max_posted, n_unexp, max_unexp;
     /* Inbox producers: the next position to claim, and a value inbox_head
      * had (a lower bound of the free room, so claims rarely read the lock line). */
     _Atomic uint64_t inbox_tail LOOM_ALIGNED_CL;
@@ -203,6 +207,10 @@ struct p2p_rank {
     loom_req *orphans;
     struct box_out *box_out; /* per peer (world rank); NULL until first needed */
     struct box_rx *ack_due;  /* a box we took from without acknowledging yet */
+    /* What this rank sent and received (loom_p2p_stats_read). */
+    uint64_t sent[LOOM_P2P_NPROTO] LOOM_ALIGNED_CL;
+    uint64_t sent_bytes[LOOM_P2P_NPROTO];
+    uint64_t recvd, recvd_bytes;
     struct inbox_slot inbox[INBOX_SLOTS];
 } LOOM_ALIGNED_CL;
 
@@ -242,15 +250,13 @@ static inline bool queues_idle(struct p2p_rank *p)
 
 int loom_p2p_job_init(int n)
 {
-    const char *e = getenv("LOOM_EAGER_MAX");
-    if (e && *e)
-        loom_p2p_eager_max = (size_t)loom_env_size("LOOM_EAGER_MAX", 16384);
+    loom_p2p_eager_max = (size_t)loom_opt_size(LOOM_OPT_EAGER_MAX);
     /* The runtime's spin budget for a lone waiter, read the same way. */
-    spin_ns = (uint64_t)loom_env_size("LOOM_SPIN_NS", 50000);
-    box_cap = (uint32_t)loom_env_size("LOOM_P2P_BOXES", 32);
-    box_after = (uint32_t)loom_env_size("LOOM_P2P_BOX_AFTER", 16);
-    box_demote = loom_cpu_can_demote() ? (int)loom_env_size("LOOM_P2P_DEMOTE", 1) : 0;
-    inbox_max = loom_env_size("LOOM_P2P_INBOX_CELL", ENV_SMALL);
+    spin_ns = (uint64_t)loom_opt_size(LOOM_OPT_SPIN_NS);
+    box_cap = (uint32_t)loom_opt_size(LOOM_OPT_P2P_BOXES);
+    box_after = (uint32_t)loom_opt_size(LOOM_OPT_P2P_BOX_AFTER);
+    box_demote = loom_cpu_can_demote() ? (int)loom_opt_size(LOOM_OPT_P2P_DEMOTE) : 0;
+    inbox_max = (size_t)loom_opt_size(LOOM_OPT_P2P_INBOX_CELL);
     if (inbox_max > loom_p2p_eager_max)
         inbox_max = loom_p2p_eager_max;
     if (inbox_max > LOOM_P2P_FAST_BYTES)
@@ -619,9 +625,27 @@ static inline bool matches(uint32_t ctx, int src, int tag, uint32_t mctx, int ms
            (tag == MPI_ANY_TAG || tag == mtag);
 }
 
+/* Queue length counters (lock held): a store the owner may read without
+ * the lock. */
+#define set_count(c, v) __atomic_store_n((c), (v), __ATOMIC_RELAXED)
+static inline void count_in(uint32_t *n, uint32_t *max)
+{
+    set_count(n, *n + 1);
+    if (*n > *max)
+        set_count(max, *n);
+}
+
+/* Counts a message sent by p (the caller's own state). */
+static inline void count_sent(struct p2p_rank *p, enum loom_p2p_proto proto, size_t bytes)
+{
+    p->sent[proto]++;
+    p->sent_bytes[proto] += bytes;
+}
+
 /* Unlinks posted receive r (after prev, NULL at the head) from p; lock held. */
 static inline void unlink_posted(struct p2p_rank *p, loom_req *r, loom_req *prev)
 {
+    set_count(&p->n_posted, p->n_posted - 1);
     if (prev)
         prev->next = r->next;
     else
@@ -635,6 +659,7 @@ static inline void unlink_posted(struct p2p_rank *p, loom_req *r, loom_req *prev
 static inline void unlink_unexpected(struct p2p_rank *p, struct loom_envelope *e,
                                      struct loom_envelope *prev)
 {
+    set_count(&p->n_unexp, p->n_unexp - 1);
     if (prev)
         prev->next = e->next;
     else
@@ -665,6 +690,7 @@ static inline void append_unexpected(struct p2p_rank *p, struct loom_envelope *e
     else
         set_head(&p->unexp_head, e);
     p->unexp_tail = e;
+    count_in(&p->n_unexp, &p->max_unexp);
     /* seq_cst: ordered before the waker's look at the owner's waiter slot
      * (a prober waits for unexp_seq to move). */
     atomic_store_explicit(&p->unexp_seq,
@@ -1193,6 +1219,7 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
             if (LOOM_UNLIKELY(o->skip)) {
                 o->skip--;
             } else if (box_send(o, dest, me, ctx, src, tag, buf, t, bytes)) {
+                count_sent(&ranks[me], LOOM_P2P_BOX, bytes);
                 o->backoff /= 2;
                 return true;
             } else {
@@ -1204,6 +1231,7 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
     uint64_t pos;
     if (bytes > inbox_max || !inbox_send(dest, me, ctx, src, tag, buf, t, bytes, &pos))
         return false;
+    count_sent(&ranks[me], bytes > LOOM_P2P_INBOX_BYTES ? LOOM_P2P_CELL : LOOM_P2P_INBOX, bytes);
     if (o && o->open)
         o->inbox_until = pos + 1;
     return true;
@@ -1373,7 +1401,33 @@ bool loom_p2p_recv_tiny(const struct loom_comm *c, void *buf, const struct loom_
     lock(p);
     bool ok = queues_idle(p) && take_tiny(p, x, buf, type, cap, ctx, src, tag, got);
     unlock(p);
+    if (ok) {
+        p->recvd++;
+        p->recvd_bytes += got->bytes < cap ? got->bytes : cap;
+    }
     return ok;
+}
+
+void loom_p2p_count_recv(int me, size_t bytes)
+{
+    ranks[me].recvd++;
+    ranks[me].recvd_bytes += bytes;
+}
+
+void loom_p2p_stats_read(int rank, struct loom_p2p_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (!ranks || rank < 0 || rank >= nranks)
+        return;
+    const struct p2p_rank *p = &ranks[rank];
+    memcpy(st->sent, p->sent, sizeof st->sent);
+    memcpy(st->sent_bytes, p->sent_bytes, sizeof st->sent_bytes);
+    st->recvd = p->recvd;
+    st->recvd_bytes = p->recvd_bytes;
+    st->posted = __atomic_load_n(&p->n_posted, __ATOMIC_RELAXED);
+    st->posted_max = __atomic_load_n(&p->max_posted, __ATOMIC_RELAXED);
+    st->unexp = __atomic_load_n(&p->n_unexp, __ATOMIC_RELAXED);
+    st->unexp_max = __atomic_load_n(&p->max_unexp, __ATOMIC_RELAXED);
 }
 
 void loom_req_complete_async(loom_req *r)
@@ -1542,6 +1596,7 @@ void loom_p2p_start_send(loom_req *req, int my_comm_rank)
         if (queued && dest != me)
             wake_rank(p, p->worker == ranks[me].worker);
         deliver(r, req->buf, req->type, req->bytes, my_comm_rank, tag);
+        count_sent(&ranks[me], LOOM_P2P_DIRECT, req->bytes);
         complete(r, me);
         complete(req, me);
         return;
@@ -1569,6 +1624,7 @@ void loom_p2p_start_send(loom_req *req, int my_comm_rank)
     e->src = my_comm_rank;
     e->tag = tag;
     bool rndv = e->rndv; /* e may be taken and released once we unlock */
+    count_sent(&ranks[me], rndv ? LOOM_P2P_RENDEZVOUS : LOOM_P2P_EAGER, req->bytes);
     append_unexpected(p, e);
     unlock(p);
     if (dest != me)
@@ -1626,6 +1682,7 @@ void loom_p2p_start_recv(loom_req *req)
     else
         set_head(&p->posted_head, req);
     p->posted_tail = req;
+    count_in(&p->n_posted, &p->max_posted);
     /* Messages already in the boxes and inbox count as arriving after this
      * receive was posted (each sender's order holds: see inbox_merge);
      * merging now can match this receive without an envelope. */

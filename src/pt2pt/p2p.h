@@ -257,6 +257,35 @@ void loom_req_compound_release(loom_req *parent);
 /* Cancels a pending request if it has not matched; true when cancelled. */
 bool loom_p2p_cancel(loom_req *req);
 
+/* What a rank sent and received, for the tools interface (MPI_T
+ * performance variables, src/mpi/mpit.c). Sends count by how their payload
+ * travelled: in a box, in an inbox slot, in an eager cell by an inbox slot,
+ * copied by the sender into a posted receive (direct), into an eager cell
+ * on the unexpected queue, or by rendezvous (the receiver copies from the
+ * sender's buffer). Each counter is written only by the rank it belongs to
+ * (plain increments); the queue lengths are kept under the rank's lock. */
+enum loom_p2p_proto {
+    LOOM_P2P_BOX,
+    LOOM_P2P_INBOX,
+    LOOM_P2P_CELL,
+    LOOM_P2P_DIRECT,
+    LOOM_P2P_EAGER,
+    LOOM_P2P_RENDEZVOUS,
+    LOOM_P2P_NPROTO
+};
+struct loom_p2p_stats {
+    uint64_t sent[LOOM_P2P_NPROTO], sent_bytes[LOOM_P2P_NPROTO];
+    uint64_t recvd, recvd_bytes;
+    /* Posted receives and unexpected messages queued now, and the most. */
+    uint32_t posted, posted_max, unexp, unexp_max;
+};
+/* World rank rank's counters (zeros before the job's point-to-point state
+ * exists). */
+void loom_p2p_stats_read(int rank, struct loom_p2p_stats *st);
+/* Counts a message received by world rank me (its own call: the MPI layer
+ * when it hands out a receive's status). */
+void loom_p2p_count_recv(int me, size_t bytes);
+
 /* Eager threshold in bytes (LOOM_EAGER_MAX). */
 extern size_t loom_p2p_eager_max;
 

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/options.h"
 
 /* TSAN builds load plain whole copies (MODE_PLAIN: no remapping). With
  * sparse copies ranks died of SIGBUS at start (not analysed yet), and the
@@ -679,7 +680,7 @@ static void plan(char *p, size_t *len_p, const ehdr_t *eh)
         const shdr_t *sh = (const shdr_t *)(p + eh->e_shoff);
         bool have_sections = eh->e_shoff && eh->e_shentsize == sizeof(shdr_t) &&
                              eh->e_shoff + (size_t)eh->e_shnum * sizeof(shdr_t) <= len;
-        if (!loom_env_size("LOOM_IMAGE_FULL", 0) && have_sections &&
+        if (!loom_opt_flag(LOOM_OPT_IMAGE_FULL) && have_sections &&
             loads_without_text(p, len, eh, d, nd, sh) && plan_sparse(p, len, eh, d, nd)) {
             img.mode = MODE_SPARSE;
             take_constructors(d, nd);

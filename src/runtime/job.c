@@ -29,6 +29,7 @@
 #include "runtime/topo.h"
 #include "runtime/ult.h"
 #include "util/log.h"
+#include "util/options.h"
 
 extern char **environ;
 
@@ -265,7 +266,7 @@ static long count_maps(void)
  * the limit (tests). */
 static int check_map_count(int nranks)
 {
-    long limit = (long)loom_env_size("LOOM_MAX_MAP_COUNT", 0);
+    long limit = (long)loom_opt_size(LOOM_OPT_MAX_MAP_COUNT);
     if (limit == 0) {
         FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
         if (!f || fscanf(f, "%ld", &limit) != 1)

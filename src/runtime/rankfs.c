@@ -31,6 +31,7 @@
 #include "runtime/job.h"
 #include "runtime/ult.h"
 #include "util/log.h"
+#include "util/options.h"
 
 /* Under TSAN the sanitizer's interceptors keep one handler table for the
  * process and crashed at start when they called ours: there these calls stay
@@ -99,7 +100,7 @@ int loom_fs_init(int nranks)
     if (!F.of_rank)
         return LOOM_ERR_NOMEM;
     F.nranks = nranks;
-    F.off = loom_env_size("LOOM_RANK_CWD", 1) == 0;
+    F.off = !loom_opt_flag(LOOM_OPT_RANK_CWD);
     if (F.off)
         return LOOM_OK;
     F.start.dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);

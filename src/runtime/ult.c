@@ -50,6 +50,7 @@
 #include "runtime/ult_ctx.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/options.h"
 
 #include <errno.h>
 #include <hwloc.h>
@@ -134,6 +135,9 @@ struct loom_ult {
     void *arg;
     void *data;
     uint64_t cpu_split[2]; /* loom_ult_cputime_self's *split_p */
+    /* Its own counts (loom_ult_stats): parks, resumptions after a park or
+     * a wake that came first, and yields to another ready ULT. */
+    uint64_t parks, wakeups, yields;
     void *guard, *lo, *hi; /* mapping is [guard, hi) */
     struct loom_ult *all_next;
 #if defined(LOOM_SANITIZE_address)
@@ -636,7 +640,7 @@ int loom_sched_init(const struct loom_sched_params *params)
     if (!params || params->nworkers < 1 || g.workers)
         goto err;
     int n = params->nworkers;
-    loom_wait_fast_polls = (unsigned)loom_env_size("LOOM_FAST_POLLS", 0);
+    loom_wait_fast_polls = (unsigned)loom_opt_size(LOOM_OPT_FAST_POLLS);
 
     rc = LOOM_ERR_NOMEM;
     g.workers = aligned_alloc(LOOM_CACHE_LINE, sizeof(struct worker) * (size_t)n);
@@ -661,17 +665,17 @@ int loom_sched_init(const struct loom_sched_params *params)
 
     g.nworkers = n;
     g.page = sysconf(_SC_PAGESIZE);
-    yields_before_park = (int)loom_env_size("LOOM_WAIT_YIELDS", 16);
+    yields_before_park = (int)loom_opt_size(LOOM_OPT_WAIT_YIELDS);
     /* Watched parking needs the heavy fence; LOOM_LAZY_NOTIFY=0 turns it off
      * (every notifier then fences). */
     loom_lazy_notify =
-        loom_env_size("LOOM_LAZY_NOTIFY", 1) != 0 &&
+        loom_opt_flag(LOOM_OPT_LAZY_NOTIFY) &&
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    g.spin_ns = params->spin_ns >= 0 ? params->spin_ns : (long)loom_env_size("LOOM_SPIN_NS", 50000);
+    g.spin_ns = params->spin_ns >= 0 ? params->spin_ns : (long)loom_opt_size(LOOM_OPT_SPIN_NS);
     g.idle_spin_ns = params->idle_spin_ns >= 0 ? params->idle_spin_ns
-                                               : (long)loom_env_size("LOOM_IDLE_SPIN_NS", 100000);
+                                               : (long)loom_opt_size(LOOM_OPT_IDLE_SPIN_NS);
     g.on_worker_start = params->on_worker_start;
-    if (loom_env_size("LOOM_CPUTIME", 0))
+    if (loom_opt_flag(LOOM_OPT_CPUTIME))
         loom_ult_cputime_start();
     g.ran = false;
     g.joined = false;
@@ -925,6 +929,7 @@ void loom_ult_yield(void)
     struct loom_ult *next = pick_next(w);
     if (!next)
         return;
+    self->yields++;
     rq_push(w, self);
     switch_to(w, self, next);
 }
@@ -943,11 +948,22 @@ void loom_ult_park(void)
         /* Consume the permit. Acquire: we also see the writes of any later
          * waker that re-released NOTIFY (see loom_ult_wake). */
         atomic_exchange_explicit(&self->state, ST_RUN, memory_order_acquire);
+        self->wakeups++;
         check_attn(self);
         return;
     }
+    self->parks++;
     struct loom_ult *next = pick_next(w);
     switch_to(w, self, next ? next : &w->sched);
+    self->wakeups++;
+}
+
+void loom_ult_stats(const struct loom_ult *u, uint64_t *parks_p, uint64_t *wakeups_p,
+                    uint64_t *yields_p)
+{
+    *parks_p = u ? u->parks : 0;
+    *wakeups_p = u ? u->wakeups : 0;
+    *yields_p = u ? u->yields : 0;
 }
 
 void loom_ult_wake(struct loom_ult *u)

@@ -202,6 +202,12 @@ bool loom_ult_guard_splits(void);
  * decide between spinning and parking). */
 bool loom_sched_others_ready(void);
 
+/* What ULT u did (NULL: zeros): its parks, its wake-ups (resumptions after a
+ * park, and wakes that came before it parked, so that its park returned at
+ * once), and its yields to another ready ULT. Each is counted by u itself. */
+void loom_ult_stats(const struct loom_ult *u, uint64_t *parks_p, uint64_t *wakeups_p,
+                    uint64_t *yields_p);
+
 /* How many times a waiter yields to the worker's other ready ULTs before it
  * parks (LOOM_WAIT_YIELDS, default 16). */
 int loom_sched_wait_yields(void);

@@ -2,6 +2,7 @@
  * Diagnostics: formatted messages to stderr, one write(2) per message.
  */
 #include "util/log.h"
+#include "util/options.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -56,8 +57,7 @@ void loom_log_warn(const char *fmt, ...)
 void loom_log_debug(const char *fmt, ...)
 {
     if (debug_on < 0) {
-        const char *e = getenv("LOOM_DEBUG");
-        debug_on = e && *e && strcmp(e, "0") != 0;
+        debug_on = loom_opt_flag(LOOM_OPT_DEBUG);
     }
     if (!debug_on)
         return;
