@@ -149,10 +149,46 @@ static const char *const class_texts[] = {
     "invalid session",
 };
 
+/* The tools interface's classes (MPI_T_ERR_NOT_INITIALIZED...), numbered
+ * apart from the others (mpi.h). */
+static const char *const mpit_class_names[][2] = {
+    {"MPI_T_ERR_NOT_INITIALIZED", "the tools interface is not initialized"},
+    {"MPI_T_ERR_CANNOT_INIT", "the tools interface cannot be initialized"},
+    {"MPI_T_ERR_INVALID_INDEX", "invalid variable or category index"},
+    {"MPI_T_ERR_INVALID_ITEM", "invalid item index of an enumeration"},
+    {"MPI_T_ERR_INVALID_HANDLE", "invalid tools interface handle"},
+    {"MPI_T_ERR_OUT_OF_HANDLES", "no more tools interface handles"},
+    {"MPI_T_ERR_OUT_OF_SESSIONS", "no more performance variable sessions"},
+    {"MPI_T_ERR_INVALID_SESSION", "invalid performance variable session"},
+    {"MPI_T_ERR_CVAR_SET_NOT_NOW", "the control variable cannot be set now"},
+    {"MPI_T_ERR_CVAR_SET_NEVER", "the control variable can never be set"},
+    {"MPI_T_ERR_PVAR_NO_STARTSTOP", "the performance variable cannot be started or stopped"},
+    {"MPI_T_ERR_PVAR_NO_WRITE", "the performance variable cannot be written or reset"},
+    {"MPI_T_ERR_PVAR_NO_ATOMIC", "the performance variable cannot be read and reset atomically"},
+    {"MPI_T_ERR_INVALID_NAME", "no variable or category of that name"},
+    {"MPI_T_ERR_INVALID", "invalid use of the tools interface or bad parameter value"},
+    {"MPI_T_ERR_NOT_SUPPORTED", "not supported by the tools interface"},
+    {"MPI_T_ERR_NOT_ACCESSIBLE", "the tools interface is not accessible"},
+};
+_Static_assert(MPI_T_ERR_NOT_INITIALIZED > MPI_T_ERR_MEMORY &&
+                   MPI_T_ERR_NOT_ACCESSIBLE == MPI_T_ERR_NOT_INITIALIZED + 16 &&
+                   MPI_T_ERR_NOT_ACCESSIBLE <= MPI_ERR_LASTCODE,
+               "the tools interface's classes: one run of 17 below MPI_ERR_LASTCODE");
+
+/* The name and text of a tools interface class, or NULL. */
+static const char *const *mpit_class(int code)
+{
+    if (code >= MPI_T_ERR_NOT_INITIALIZED && code <= MPI_T_ERR_NOT_ACCESSIBLE)
+        return mpit_class_names[code - MPI_T_ERR_NOT_INITIALIZED];
+    return NULL;
+}
+
 const char *loom_mpi_class_name(int errclass)
 {
     if (errclass >= 0 && (size_t)errclass < LOOM_ARRAY_SIZE(class_names))
         return class_names[errclass];
+    if (mpit_class(errclass))
+        return mpit_class(errclass)[0];
     return errclass > MPI_ERR_LASTCODE ? "a user-defined error class" : "unknown error class";
 }
 
@@ -228,7 +264,7 @@ int loom_mpi_check_init(const char *fn)
 /* The class of a valid code, or -1. */
 static int class_of(int code)
 {
-    if (code >= 0 && (size_t)code < LOOM_ARRAY_SIZE(class_names))
+    if ((code >= 0 && (size_t)code < LOOM_ARRAY_SIZE(class_names)) || mpit_class(code))
         return code;
     struct loom_user_code *u = loom_user_code(code);
     return u ? u->errclass : -1;
@@ -259,6 +295,9 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     } else if (errorcode >= 0 && (size_t)errorcode < LOOM_ARRAY_SIZE(class_names)) {
         n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", class_names[errorcode],
                      class_texts[errorcode]);
+    } else if (mpit_class(errorcode)) {
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", mpit_class(errorcode)[0],
+                     mpit_class(errorcode)[1]);
     } else {
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string",
                             "%d is not a valid error code", errorcode);
