@@ -71,6 +71,27 @@ static void configure(void)
     atomic_store_explicit(&cfg.ready, true, memory_order_release);
 }
 
+/* LOOM_COLL_<COLLECTIVE> of collective k: its name into var, its value
+ * (NULL when unset or empty), and the algorithm it names into *alg_p (NULL
+ * if none). */
+static const char *env_forced(int k, char var[64], const struct coll_algorithm **alg_p)
+{
+    const char *name = loom_coll_name((enum loom_coll_kind)k);
+    size_t len = strlen("LOOM_COLL_");
+    memcpy(var, "LOOM_COLL_", len);
+    for (size_t i = 0; name[i] && len < 63; i++)
+        var[len++] = (char)toupper((unsigned char)name[i]);
+    var[len] = 0;
+    *alg_p = NULL;
+    const char *want = getenv(var);
+    if (!want || !*want)
+        return NULL;
+    for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++)
+        if ((int)algorithms[i].kind == k && strcmp(algorithms[i].name, want) == 0)
+            *alg_p = &algorithms[i];
+    return want;
+}
+
 static void configure_body(void)
 {
     cfg.verbose = loom_opt_flag(LOOM_OPT_COLL_VERBOSE);
@@ -83,19 +104,9 @@ static void configure_body(void)
     }
     coll_model_configure();
     for (int k = 0; k < LOOM_COLL_NKINDS; k++) {
-        char var[64] = "LOOM_COLL_";
-        const char *name = loom_coll_name((enum loom_coll_kind)k);
-        size_t len = strlen(var);
-        for (size_t i = 0; name[i] && len < sizeof var - 1; i++)
-            var[len++] = (char)toupper((unsigned char)name[i]);
-        var[len] = 0;
-        const char *want = getenv(var);
-        if (!want || !*want)
-            continue;
-        for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++)
-            if ((int)algorithms[i].kind == k && strcmp(algorithms[i].name, want) == 0)
-                cfg.forced[k] = &algorithms[i];
-        if (!cfg.forced[k]) {
+        char var[64];
+        const char *want = env_forced(k, var, &cfg.forced[k]);
+        if (want && !cfg.forced[k]) {
             char list[256] = "";
             for (size_t i = 0; i < LOOM_ARRAY_SIZE(algorithms); i++)
                 if ((int)algorithms[i].kind == k) {
@@ -260,13 +271,18 @@ const char *loom_coll_algorithm_summary(int id)
 
 int loom_coll_choice_get(enum loom_coll_kind kind)
 {
-    pthread_once(&cfg.once, configure);
     const struct coll_algorithm *alg =
         atomic_load_explicit(&cfg.override[kind], memory_order_relaxed);
     if (alg == &no_algorithm)
         return -1;
-    if (!alg)
+    if (!alg && atomic_load_explicit(&cfg.ready, memory_order_acquire)) {
         alg = cfg.forced[kind];
+    } else if (!alg) {
+        /* Not configured yet (no collective call so far): what it will
+         * read, without loading the cost model now. */
+        char var[64];
+        (void)env_forced((int)kind, var, &alg);
+    }
     return alg ? (int)alg->id : -1;
 }
 

@@ -1204,7 +1204,8 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
                                                             int tag, const void *buf,
                                                             const struct loom_type *t, size_t bytes)
 {
-    struct box_out *o = dest != me ? box_out_of(&ranks[me], dest) : NULL;
+    struct p2p_rank *self = &ranks[me];
+    struct box_out *o = dest != me ? box_out_of(self, dest) : NULL;
     /* (17 to 40 bytes: one inbox line beats the box's header and data lines) */
     if (LOOM_LIKELY(o != NULL) && bytes <= box_max &&
         (bytes <= LOOM_P2P_BOX_BYTES || bytes > LOOM_P2P_INBOX_BYTES)) {
@@ -1219,7 +1220,7 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
             if (LOOM_UNLIKELY(o->skip)) {
                 o->skip--;
             } else if (box_send(o, dest, me, ctx, src, tag, buf, t, bytes)) {
-                count_sent(&ranks[me], LOOM_P2P_BOX, bytes);
+                count_sent(self, LOOM_P2P_BOX, bytes);
                 o->backoff /= 2;
                 return true;
             } else {
@@ -1231,7 +1232,7 @@ static inline __attribute__((always_inline)) bool tiny_send(int dest, int me, ui
     uint64_t pos;
     if (bytes > inbox_max || !inbox_send(dest, me, ctx, src, tag, buf, t, bytes, &pos))
         return false;
-    count_sent(&ranks[me], bytes > LOOM_P2P_INBOX_BYTES ? LOOM_P2P_CELL : LOOM_P2P_INBOX, bytes);
+    count_sent(self, bytes > LOOM_P2P_INBOX_BYTES ? LOOM_P2P_CELL : LOOM_P2P_INBOX, bytes);
     if (o && o->open)
         o->inbox_until = pos + 1;
     return true;
@@ -1401,9 +1402,9 @@ bool loom_p2p_recv_tiny(const struct loom_comm *c, void *buf, const struct loom_
     lock(p);
     bool ok = queues_idle(p) && take_tiny(p, x, buf, type, cap, ctx, src, tag, got);
     unlock(p);
-    if (ok) {
+    if (ok) { /* (a truncated message counts whole: MPI_Recv raises it) */
         p->recvd++;
-        p->recvd_bytes += got->bytes < cap ? got->bytes : cap;
+        p->recvd_bytes += got->bytes;
     }
     return ok;
 }
