@@ -23,9 +23,11 @@
  * read-only.
  *
  * The interface's state (its initialization count, handles, sessions) is
- * per rank; it works before MPI_Init and after MPI_Finalize. As the
- * standard says (15.3.10), errors are returned as MPI_T_ERR_* codes (or
- * MPI_SUCCESS) and never go to an error handler.
+ * per rank; it works before MPI_Init and after MPI_Finalize. Of the events
+ * interface, Loom has the calls that count and list sources and events:
+ * there are none (the rest, which needs an event or a handle, is absent).
+ * As the standard says (15.3.10), errors are returned as MPI_T_ERR_* codes
+ * (or MPI_SUCCESS) and never go to an error handler.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -1088,3 +1090,67 @@ int PMPI_T_category_changed(int *update_number)
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(T_category_changed);
+
+/* ---- events: Loom has no event sources and no events ------------------------- */
+
+int PMPI_T_source_get_num(int *num_sources)
+{
+    READY(m);
+    (void)m;
+    if (!num_sources)
+        return MPI_T_ERR_INVALID;
+    *num_sources = 0;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(T_source_get_num);
+
+int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                           MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
+                           MPI_Count *max_ticks, MPI_Info *info)
+{
+    READY(m);
+    (void)m, (void)source_index, (void)name, (void)name_len, (void)desc, (void)desc_len;
+    (void)ordering, (void)ticks_per_second, (void)max_ticks, (void)info;
+    return MPI_T_ERR_INVALID_INDEX; /* every index: there is no source */
+}
+LOOM_MPI_ALIAS(T_source_get_info);
+
+int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
+{
+    READY(m);
+    (void)m, (void)source_index, (void)timestamp;
+    return MPI_T_ERR_INVALID_INDEX; /* every index: there is no source */
+}
+LOOM_MPI_ALIAS(T_source_get_timestamp);
+
+int PMPI_T_event_get_num(int *num_events)
+{
+    READY(m);
+    (void)m;
+    if (!num_events)
+        return MPI_T_ERR_INVALID;
+    *num_events = 0;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(T_event_get_num);
+
+int PMPI_T_category_get_num_events(int cat_index, int *num_events)
+{
+    READY(m);
+    (void)m;
+    if (cat_index < 0 || cat_index >= NCAT)
+        return MPI_T_ERR_INVALID_INDEX;
+    if (!num_events)
+        return MPI_T_ERR_INVALID;
+    *num_events = 0;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(T_category_get_num_events);
+
+int PMPI_T_category_get_events(int cat_index, int len, int indices[])
+{
+    READY(m);
+    (void)m;
+    return put_members(cat_index, len, indices, NULL, 0);
+}
+LOOM_MPI_ALIAS(T_category_get_events);

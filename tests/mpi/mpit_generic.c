@@ -6,7 +6,8 @@
  * standard's convention for returned strings: a NULL length, a zero length,
  * truncation), indices out of range, sessions and handles of every
  * performance variable bound to no object (start/stop, read, write and
- * reset as the variable's flags allow), and the handle and session errors.
+ * reset as the variable's flags allow), the handle and session errors, and
+ * the count of event sources and events (Loom has none).
  * Validated under MPICH 4.0 (which has ~100 variables; its deviations are
  * marked where checked). Open MPI 4.1 fails it: MPI_T_ERR_INVALID_INDEX for
  * an enumeration item out of range, and a crash further on. */
@@ -291,11 +292,44 @@ static void check_categories(void)
     CHECK_EQ(MPI_T_category_changed(&stamp), MPI_SUCCESS);
 }
 
+/* Events: their count, and each category's events among them. */
+static void check_events(void)
+{
+    int nsrc = -1, nev = -1, ncat, sum = 0;
+    CHECK_EQ(MPI_T_source_get_num(&nsrc), MPI_SUCCESS);
+    CHECK(nsrc >= 0);
+    MPI_Count ts;
+    CHECK_EQ(MPI_T_source_get_timestamp(nsrc, &ts), MPI_T_ERR_INVALID_INDEX);
+    MPI_T_source_order order;
+    MPI_Count tps, max;
+    MPI_Info info;
+    /* (MPICH 4.0 says MPI_T_ERR_INVALID for a source index out of range) */
+    int rc = MPI_T_source_get_info(nsrc, NULL, NULL, NULL, NULL, &order, &tps, &max, &info);
+    CHECK(rc == MPI_T_ERR_INVALID_INDEX || (!LOOM && rc == MPI_T_ERR_INVALID));
+    CHECK_EQ(MPI_T_event_get_num(&nev), MPI_SUCCESS);
+    CHECK(nev >= 0);
+    CHECK_EQ(MPI_T_category_get_num(&ncat), MPI_SUCCESS);
+    for (int c = 0; c < ncat; c++) {
+        int n = -1;
+        CHECK_EQ(MPI_T_category_get_num_events(c, &n), MPI_SUCCESS);
+        CHECK(n >= 0 && n <= nev);
+        int *ix = malloc(((size_t)n + 1) * sizeof(int));
+        CHECK_EQ(MPI_T_category_get_events(c, n, ix), MPI_SUCCESS);
+        for (int k = 0; k < n; k++)
+            CHECK(ix[k] >= 0 && ix[k] < nev);
+        free(ix);
+        sum += n;
+    }
+    int n;
+    CHECK_EQ(MPI_T_category_get_num_events(ncat, &n), MPI_T_ERR_INVALID_INDEX);
+}
+
 static void check_all(void)
 {
     check_cvars();
     check_pvars();
     check_categories();
+    check_events();
 }
 
 int main(int argc, char **argv)

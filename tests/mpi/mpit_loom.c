@@ -343,6 +343,16 @@ static void check_categories(void)
     CHECK_EQ(MPI_T_category_get_cvars(ncat, 1, ix), MPI_T_ERR_INVALID_INDEX);
     CHECK_EQ(MPI_T_cvar_get_num(NULL), MPI_T_ERR_INVALID);
     CHECK_EQ(MPI_T_init_thread(42, NULL), MPI_T_ERR_INVALID);
+    /* No event sources and no events. */
+    int nsrc = -1, nev = -1, ne = -1;
+    CHECK_EQ(MPI_T_source_get_num(&nsrc), MPI_SUCCESS);
+    CHECK_EQ(nsrc, 0);
+    CHECK_EQ(MPI_T_event_get_num(&nev), MPI_SUCCESS);
+    CHECK_EQ(nev, 0);
+    CHECK_EQ(MPI_T_category_get_num_events(root, &ne), MPI_SUCCESS);
+    CHECK_EQ(ne, 0);
+    MPI_Count ts;
+    CHECK_EQ(MPI_T_source_get_timestamp(0, &ts), MPI_T_ERR_INVALID_INDEX);
 }
 
 int main(int argc, char **argv)
