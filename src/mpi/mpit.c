@@ -717,6 +717,12 @@ static uint64_t pvar_raw(const struct pvar *p, int rank)
     default:
         break;
     }
+    /* Before the rank's MPI_Init it sent and received nothing, and the
+     * point-to-point state may not exist yet (the first MPI_Init of the
+     * job makes it). */
+    struct loom_rank *r = loom_rank_self();
+    if (!r || r->mpi_state == LOOM_MPI_NONE)
+        return 0;
     loom_p2p_stats_read(rank, &st);
     switch (p->src) {
     case PV_SENT:
