@@ -19,8 +19,9 @@
  * Counters are non-continuous, writable and resettable: a handle keeps its
  * own view (the value at its last start or reset, and what it counted while
  * started), so reading the layers' plain per-rank counters is all the tools
- * interface costs them. Queue lengths and their maxima are continuous and
- * read-only.
+ * interface costs them; as only their rank changes them, and the rank is
+ * the caller, MPI_T_pvar_readreset is atomic. Queue lengths and their
+ * maxima are continuous and read-only.
  *
  * The interface's state (its initialization count, handles, sessions) is
  * per rank; it works before MPI_Init and after MPI_Finalize. Of the events
@@ -677,8 +678,8 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
         *readonly = p->readonly;
     if (continuous)
         *continuous = p->continuous;
-    if (atomic)
-        *atomic = 0;
+    if (atomic) /* a counter changes only on its rank, which makes this call */
+        *atomic = !p->readonly;
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(T_pvar_get_info);
@@ -989,7 +990,8 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
         return MPI_T_ERR_PVAR_NO_WRITE;
     if (!buf)
         return MPI_T_ERR_INVALID;
-    /* One read of the counter serves both: nothing is lost in between. */
+    /* Atomic: one read of the counter serves both, and only this rank,
+     * which is making this call, changes it. */
     uint64_t raw = pvar_raw(p, m->world_rank);
     *(unsigned long long *)buf = h->accum + (h->running ? raw - h->base : 0);
     h->accum = 0;
