@@ -344,7 +344,10 @@ static double no_cost(const struct coll_ctx *x, size_t nbytes)
     return 0;
 }
 
-#define INTER(KIND, fn) [LOOM_COLL_##KIND] = {LOOM_COLL_##KIND, "inter", fn, no_cost, true, NULL}
+/* Not in algorithms.def, so no MPI_T use counter (id COLL_NALG: coll_select
+ * returns them before it counts). */
+#define INTER(KIND, fn)                                                                            \
+    [LOOM_COLL_##KIND] = {LOOM_COLL_##KIND, COLL_NALG, "inter", fn, no_cost, true, NULL}
 static const struct coll_algorithm inter_algorithms[LOOM_COLL_NKINDS] = {
     INTER(BARRIER, barrier),
     INTER(BCAST, bcast),

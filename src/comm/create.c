@@ -184,7 +184,7 @@ int loom_comm_create_from_group(const struct loom_group *g, uint32_t tag_hash, M
                              .seq_or_tag = (int)tag_hash,
                              .n = g->size,
                              .members = g->world};
-    struct loom_rdv_in in = {0, 0, me, self};
+    struct loom_rdv_in in = {.rank = me, .world = self};
     struct loom_rdv_out out;
     int rc = loom_rdv_run(&k, me, &in, compute_same, g->world, &out);
     if (rc != LOOM_OK)
