@@ -53,6 +53,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/ult.h"
 #include "util/log.h"
 #include "util/options.h"
 
@@ -1121,7 +1122,7 @@ static bool clone_plan(void *dl, char *t)
     const phdr_t *ph = (const phdr_t *)(const void *)(p + eh->e_phoff);
     size_t nd = 0;
     const dyn_t *d = dynamic(img.image, eh, &nd);
-    if (!CLONE_ARCH || !d || img.mode != MODE_SPARSE || !loom_env_size("LOOM_IMAGE_CLONE", 1))
+    if (!CLONE_ARCH || !d || img.mode != MODE_SPARSE || !loom_opt_flag(LOOM_OPT_IMAGE_CLONE))
         return false;
     if (defines(p, eh, d, nd, "_Unwind_Find_FDE")) {
         loom_log_debug("image: the program carries its own unwinder: copies are loaded by dlopen");
@@ -1319,6 +1320,73 @@ static void run_constructors(char *base)
         a[i](proc_argc, proc_argv, environ);
 }
 
+/* ---- libraries' thread-locals ---------------------------------------------- */
+
+/* The TLS modules loaded so far (dl_iterate_phdr), up to LOOM_ARRAY_SIZE(m). */
+struct tls_modules {
+    struct loom_lib_tls m[16];
+    int n;
+    uintptr_t skip[2]; /* the load biases of objects to leave out */
+};
+
+static bool has_static_tls(const struct dl_phdr_info *info)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
+            continue;
+        for (const ElfW(Dyn) *d = (const void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+             d->d_tag != DT_NULL; d++)
+            if (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_STATIC_TLS))
+                return true;
+    }
+    return false;
+}
+
+static int list_tls(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct tls_modules *t = arg;
+    if (!info->dlpi_tls_modid || info->dlpi_addr == t->skip[0] || info->dlpi_addr == t->skip[1] ||
+        t->n == (int)LOOM_ARRAY_SIZE(t->m))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_TLS)
+            t->m[t->n++] = (struct loom_lib_tls){
+                .modid = info->dlpi_tls_modid,
+                .size = info->dlpi_phdr[i].p_memsz,
+                .filesz = info->dlpi_phdr[i].p_filesz,
+                .align = info->dlpi_phdr[i].p_align ? info->dlpi_phdr[i].p_align : 1,
+                .image = (const void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
+                .static_tls = has_static_tls(info)};
+    return 0;
+}
+
+/* Makes the thread-locals of the shared libraries loaded by now (the
+ * program's: libstdc++, ..., which hwloc's plugins may have brought in
+ * before it) per rank; ult.c says how, and which cannot be. Left out: Loom's
+ * own library (its thread-locals are the worker's) and the program's copy
+ * at base (its own are per rank already: loom_image_tls_get_addr). */
+static void keep_libraries_tls(uintptr_t base)
+{
+    struct tls_modules t = {.skip = {base, 0}};
+    Dl_info info;
+    struct link_map *self = NULL;
+    if (dladdr1((void *)keep_libraries_tls, &info, (void **)&self, RTLD_DL_LINKMAP) && self)
+        t.skip[1] = self->l_addr;
+    dl_iterate_phdr(list_tls, &t);
+    if (!t.n)
+        return;
+    int kept = loom_ult_keep_lib_tls(t.m, t.n);
+    if (kept < 0)
+        loom_log_warn("the thread-locals of the program's libraries stay per worker thread, "
+                      "shared by its ranks (%d)",
+                      kept);
+    else
+        loom_log_debug("image: thread-locals of %d of the %d libraries that have them are per "
+                       "rank",
+                       kept, t.n);
+}
+
 /* The first load, and every load where clones cannot be made, run one at a
  * time from the memfd to the remap (dlopen serializes on glibc's lock
  * anyway); the template's plan is made under the same lock. Clones are made
@@ -1361,6 +1429,9 @@ static int load_locked(struct loom_rank *r)
     }
     unsigned k = atomic_fetch_add_explicit(&img.loads, 1, memory_order_relaxed);
     rank_path(path, sizeof path, fd, k);
+    static bool first_done;
+    bool first = !first_done && loom_opt_flag(LOOM_OPT_LIB_TLS);
+    first_done = true;
     /* The template of the clones is loaded with every symbol bound. */
     bool template = !cl.tried && img.mode == MODE_SPARSE;
     void *dl = dlopen(path, template ? RTLD_NOW | RTLD_LOCAL : RTLD_LAZY | RTLD_LOCAL);
@@ -1389,6 +1460,8 @@ static int load_locked(struct loom_rank *r)
     }
     r->dl = dl;
     r->image_base = lm->l_addr;
+    if (first)
+        keep_libraries_tls(lm->l_addr);
     if (template) {
         cl.tried = true;
         if (clone_plan(dl, (char *)lm->l_addr))

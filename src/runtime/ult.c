@@ -52,6 +52,7 @@
 #include "util/log.h"
 #include "util/options.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <hwloc.h>
 #include <hwloc/glibc-sched.h>
@@ -129,6 +130,7 @@ struct loom_ult {
     void *fs;              /* working directory to install while it runs (loom_ult_set_fs) */
     _Atomic uint32_t attn; /* 1: look at its signals when it next runs (loom_ult_attn) */
     uint64_t cpu_ticks;    /* ticks run since accounting started (loom_cpu_epoch) */
+    void **lib_blocks;     /* its libraries' thread-local blocks (NULL: none yet) */
 
     /* Cold. */
     LOOM_ALIGNED_CL loom_ult_fn fn;
@@ -138,6 +140,7 @@ struct loom_ult {
     /* Its own counts (loom_ult_stats): parks, resumptions after a park or
      * a wake that came first, and yields to another ready ULT. */
     uint64_t parks, wakeups, yields;
+    bool lib_foreign;      /* lib_blocks point at glibc's blocks (not ours to free) */
     void *guard, *lo, *hi; /* mapping is [guard, hi) */
     struct loom_ult *all_next;
 #if defined(LOOM_SANITIZE_address)
@@ -165,6 +168,8 @@ struct worker {
     unsigned picks;      /* scheduling decisions since the last re-check */
     uint64_t since;      /* loom_cpu_ticks() at the last switch (0: none since the epoch) */
     int id;
+    bool lib_ready;    /* lib_orig is set and the thread's dtv up to date */
+    void *lib_orig[8]; /* this thread's own blocks of lib_tls's modules (LIB_TLS_MAX) */
 
     /* Written by wakers on other threads. */
     LOOM_ALIGNED_CL _Atomic(struct loom_ult *) inbox;
@@ -410,6 +415,177 @@ static void after_switch(struct worker *w, struct loom_ult *prev)
     }
 }
 
+/* ---- libraries' thread-locals, per ULT ---------------------------------------
+ *
+ * The libraries a program links are loaded once, and their thread-locals are
+ * per kernel thread: per worker, shared by every rank the worker runs. A rank
+ * parked in a catch block or while unwinding left libstdc++'s caught-exception
+ * stack and uncaught count to the next rank of its worker, whose `throw;` then
+ * rethrew the other rank's exception. The modules registered by
+ * loom_ult_keep_lib_tls are per ULT instead: each ULT has its own blocks
+ * (made from the module's initial image when it first runs), and a switch
+ * points the thread's dtv entries of those modules at the blocks of the ULT
+ * it runs, so that __tls_get_addr, which every access to such a variable goes
+ * through, finds them; the scheduler's context gets the thread's own blocks
+ * back. The blocks' addresses are stable (a pointer to a thread-local stays
+ * valid wherever its ULT runs next), unlike a copy in and out.
+ *
+ * Only modules in dynamic TLS qualify: a library built for initial-exec TLS
+ * (libgomp: DF_STATIC_TLS) reads its variables at fixed offsets from the
+ * thread pointer, which Loom does not switch. The dtv is glibc's: a pointer
+ * at a fixed slot of the thread control block, entries {val, to_free}, which
+ * glibc has kept since 2.x on x86-64 and AArch64; glibc frees only to_free,
+ * which is left alone. Off (one load and a branch per switch) until a module
+ * is registered. */
+#define LIB_TLS_MAX 8
+static struct {
+    _Atomic unsigned n; /* published with release once the arrays are set */
+    size_t modid[LIB_TLS_MAX], size[LIB_TLS_MAX], filesz[LIB_TLS_MAX], off[LIB_TLS_MAX];
+    const void *image[LIB_TLS_MAX];
+    size_t align, total; /* of a ULT's allocation: the pointers, then the blocks */
+} lib_tls;
+
+/* glibc's: the calling thread's block of a TLS module (allocated if need be;
+ * brings the thread's dtv up to date). */
+struct loom_tls_index {
+    unsigned long module, offset;
+};
+extern void *__tls_get_addr(struct loom_tls_index *ti);
+
+union loom_dtv {
+    size_t counter;
+    struct {
+        void *val, *to_free;
+    } pointer;
+};
+
+static inline union loom_dtv *thread_dtv(void)
+{
+#if defined(__x86_64__)
+    union loom_dtv *d;
+    __asm__ volatile("mov %%fs:8, %0" : "=r"(d)); /* tcbhead_t: tcb, dtv, self */
+    return d;
+#else
+    return *(union loom_dtv **)__builtin_thread_pointer(); /* tcbhead_t: dtv, private */
+#endif
+}
+
+static void *lib_module_block(size_t modid)
+{
+    struct loom_tls_index ti = {modid, 0};
+    return __tls_get_addr(&ti);
+}
+
+/* u's blocks, made now if it has none (NULL: out of memory). */
+static void **lib_blocks_of(struct loom_ult *u, unsigned n)
+{
+    if (u->lib_blocks)
+        return u->lib_blocks;
+    size_t head = (n * sizeof(void *) + lib_tls.align - 1) & ~(lib_tls.align - 1);
+    void *p;
+    if (posix_memalign(&p, lib_tls.align, head + lib_tls.total))
+        return NULL;
+    void **b = p;
+    for (unsigned i = 0; i < n; i++) {
+        b[i] = (char *)p + head + lib_tls.off[i];
+        memcpy(b[i], lib_tls.image[i], lib_tls.filesz[i]);
+        memset((char *)b[i] + lib_tls.filesz[i], 0, lib_tls.size[i] - lib_tls.filesz[i]);
+    }
+    u->lib_blocks = b;
+    return b;
+}
+
+/* The thread's own blocks become those of u, the ULT that has been using
+ * them (NULL: none). */
+static void lib_adopt(struct worker *w, struct loom_ult *u, unsigned n)
+{
+    if (!u || u->is_sched || u->lib_blocks)
+        return;
+    void **b = malloc(n * sizeof(void *));
+    if (!b)
+        return;
+    memcpy(b, w->lib_orig, n * sizeof(void *));
+    u->lib_blocks = b;
+    u->lib_foreign = true;
+}
+
+static LOOM_NOINLINE void lib_tls_install(struct worker *w, struct loom_ult *to)
+{
+    unsigned n = atomic_load_explicit(&lib_tls.n, memory_order_acquire);
+    if (!w->lib_ready) {
+        for (unsigned i = 0; i < n; i++)
+            w->lib_orig[i] = lib_module_block(lib_tls.modid[i]);
+        w->lib_ready = true;
+        /* The ULT running here when the modules were registered (on another
+         * worker) may have used the thread's blocks since: they are its. */
+        lib_adopt(w, w->current, n);
+    }
+    void **b = to->is_sched ? w->lib_orig : lib_blocks_of(to, n);
+    if (!b)
+        return; /* out of memory: it shares what is there */
+    union loom_dtv *dtv = thread_dtv();
+    for (unsigned i = 0; i < n; i++)
+        dtv[lib_tls.modid[i]].pointer.val = b[i];
+}
+
+/* Before running `to` on w (w->current: the ULT it leaves): its libraries'
+ * thread-locals. */
+static inline void switch_lib_tls(struct worker *w, struct loom_ult *to)
+{
+    if (LOOM_UNLIKELY(atomic_load_explicit(&lib_tls.n, memory_order_relaxed) != 0))
+        lib_tls_install(w, to);
+}
+
+int loom_ult_keep_lib_tls(const struct loom_lib_tls *mods, int n)
+{
+    struct worker *w = tls_worker;
+    if (n <= 0 || !w || w->current->is_sched ||
+        atomic_load_explicit(&lib_tls.n, memory_order_relaxed))
+        return LOOM_ERR_INVALID;
+    /* A module glibc placed in static TLS (at start-up, or later for
+     * initial-exec or TLS-descriptor accesses) is read at a fixed offset from
+     * the thread pointer, not through the dtv: it is left per worker. */
+    void (*static_info)(size_t *, size_t *) =
+        (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+    if (!static_info)
+        return LOOM_ERR_UNSUPPORTED;
+    size_t static_size = 0, static_align = 0;
+    static_info(&static_size, &static_align);
+    const char *tp = __builtin_thread_pointer();
+    unsigned k = 0;
+    size_t align = 16, total = 0;
+    for (int i = 0; i < n && k < LIB_TLS_MAX; i++) {
+        const struct loom_lib_tls *m = &mods[i];
+        if (m->static_tls || m->size == 0 || m->filesz > m->size || (m->align & (m->align - 1)))
+            continue;
+        const char *block = lib_module_block(m->modid);
+        if (block >= tp - static_size && block < tp + static_size)
+            continue;
+        size_t a = m->align > 16 ? m->align : 16;
+        total = (total + a - 1) & ~(a - 1);
+        lib_tls.modid[k] = m->modid;
+        lib_tls.size[k] = m->size;
+        lib_tls.filesz[k] = m->filesz;
+        lib_tls.image[k] = m->image;
+        lib_tls.off[k] = total;
+        total += m->size;
+        if (a > align)
+            align = a;
+        w->lib_orig[k] = (void *)block;
+        k++;
+    }
+    if (!k)
+        return 0;
+    lib_tls.align = align;
+    lib_tls.total = total;
+    /* The caller's values so far are in this thread's blocks: they become its
+     * own; every other ULT starts from the initial images. */
+    w->lib_ready = true;
+    lib_adopt(w, w->current, k);
+    atomic_store_explicit(&lib_tls.n, k, memory_order_release);
+    return (int)k;
+}
+
 /* Installs `to`'s locale on this thread (only ranks that called setlocale
  * have one, so a switch between others costs one compare). */
 static inline void switch_locale(struct worker *w, struct loom_ult *to)
@@ -479,6 +655,7 @@ static inline void switch_to(struct worker *w, struct loom_ult *from, struct loo
     from->saved_errno = errno;
     switch_locale(w, to);
     switch_fs(w, to);
+    switch_lib_tls(w, to);
     w->current = to;
     loom_ult_tls_data = to->data;
     san_before_switch(from, to, false);
@@ -875,6 +1052,7 @@ void loom_sched_fini(void)
         if (u->tsan_fiber)
             __tsan_destroy_fiber(u->tsan_fiber);
 #endif
+        free(u->lib_blocks); /* the pointers only, when lib_foreign */
         free(u);
         u = n;
     }
@@ -1189,6 +1367,7 @@ void loom_ult_exit(void)
     account(w, self);
     switch_locale(w, next);
     switch_fs(w, next);
+    switch_lib_tls(w, next);
     w->current = next;
     loom_ult_tls_data = next->data;
     san_before_switch(self, next, true);

@@ -164,6 +164,22 @@ void loom_ult_set_data(struct loom_ult *u, void *data);
 /* Installs a locale_t (NULL: the global locale) on the calling thread and, in
  * a ULT, whenever that ULT runs (setlocale per rank, src/rankc/setlocale.c). */
 void loom_ult_set_locale(void *loc);
+
+/* A shared library's TLS module: its id, block size, initial image
+ * ([image, image + filesz), the rest zero), alignment, and whether it is
+ * built for static TLS (DF_STATIC_TLS). */
+struct loom_lib_tls {
+    size_t modid, size, filesz, align;
+    const void *image;
+    bool static_tls;
+};
+
+/* Makes the thread-locals of these modules per ULT rather than per worker
+ * thread (those in static TLS excepted): returns how many, or a LOOM_ERR_.
+ * Called once, by the running ULT whose current values the thread's blocks
+ * hold, before any other ULT uses the modules. */
+int loom_ult_keep_lib_tls(const struct loom_lib_tls *mods, int n)
+    __attribute__((warn_unused_result));
 void *loom_ult_get_data(const struct loom_ult *u);
 
 /* Signals of a ULT (src/runtime/signal.c). loom_ult_attn(u) asks u to run the
