@@ -40,8 +40,9 @@
  * Still blocking the worker: another rank's or thread's data taken between
  * a ready poll and libc's call (accept, terminals), fcntl(F_SETLKW) and
  * lockf (record locks belong to the process, so ranks never contend for
- * them), pthread_mutex_lock, sem_wait, pthread_cond_wait, and calls made
- * inside libc (stdio's reads and writes, getaddrinfo, system...).
+ * them), and calls made inside libc (stdio's reads and writes,
+ * getaddrinfo, system...). Mutexes, condition variables and semaphores:
+ * lock.c.
  */
 #define _GNU_SOURCE
 #undef _FORTIFY_SOURCE
