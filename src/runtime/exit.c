@@ -46,8 +46,18 @@ static exit_fn libc_exit, libc__exit, libc__Exit;
  * bind to the definition below) and libc's (the next after libloom). */
 static create_fn first_create, libc_create;
 
+/* A process forked by a rank (or a rank's thread): a plain process, whose
+ * exit is libc's (it has no job to end and no rank to return to). */
+static bool forked;
+
+static void after_fork_child(void)
+{
+    forked = true;
+}
+
 __attribute__((constructor)) static void find_libc(void)
 {
+    pthread_atfork(NULL, NULL, after_fork_child);
     libc_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
     libc__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
     libc__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
@@ -156,7 +166,7 @@ static LOOM_NORETURN void thread_exit(const char *how, int rank, int status)
  * the job ends for a rank's thread, or libc's own. */
 static LOOM_NORETURN void leave(const char *how, int status, bool handlers, exit_fn libc)
 {
-    if (loom_job.nranks && !loom_job.singleton) {
+    if (loom_job.nranks && !loom_job.singleton && !forked) {
         if (loom_ult_self())
             loom_rank_exit(status, handlers);
         if (thread_rank >= 0)

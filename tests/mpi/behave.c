@@ -22,6 +22,8 @@
  *   atexit             every rank registers an atexit handler and calls exit(0)
  *   partial            every rank prints a line in two pieces around a barrier
  *   fatal              rank 0 passes MPI_COMM_NULL to MPI_Comm_rank (fatal error)
+ *   forkexit           every rank forks two children that end with _exit(3) and
+ *                      exit(5), and says the statuses it got from waitpid
  */
 #include <assert.h>
 #include <mpi.h>
@@ -30,6 +32,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int rank;
@@ -172,6 +175,21 @@ int main(int argc, char **argv)
         atexit(on_exit_handler);
         MPI_Finalize();
         exit(0);
+    }
+    if (strcmp(what, "forkexit") == 0) {
+        int st[2] = {-1, -1};
+        for (int i = 0; i < 2; i++) {
+            pid_t p = fork();
+            if (p == 0) {
+                if (i == 0)
+                    _exit(3);
+                exit(5);
+            }
+            int w = -1;
+            if (p > 0 && waitpid(p, &w, 0) == p && WIFEXITED(w))
+                st[i] = WEXITSTATUS(w);
+        }
+        printf("rank %d: children ended with %d and %d\n", rank, st[0], st[1]);
     }
     if (strcmp(what, "partial") == 0) {
         printf("rank %d says ", rank);
