@@ -58,7 +58,8 @@ static void usage(FILE *f)
         "  -h, --help              print this help and exit\n"
         "\n"
         "Exit status: 0 when every rank exits 0; else the status of the first rank that failed,\n"
-        "or 128+N when a rank is killed by signal N. stdin goes to rank 0.\n");
+        "128+N when a rank is killed by signal N, or 85 when the job deadlocks (every rank waits\n"
+        "in MPI and none can go on; LOOM_DEADLOCK=0 turns the check off). stdin goes to rank 0.\n");
 }
 
 static LOOM_NORETURN void die_usage(const char *fmt, const char *arg)

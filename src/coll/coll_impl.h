@@ -223,6 +223,9 @@ struct coll_ctx {
     bool arrival;     /* reductions may combine in arrival order (coll_reduce_arrival) */
     const char *why;  /* message of the error being returned */
     int err;          /* its class, when coll_peer_post() failed */
+    /* A blocking call's description for the deadlock detector, which
+     * coll_wait() announces while it parks (NULL: none). */
+    const struct loom_mpi_wait *dl;
 };
 
 /* A call's context, with the communicator's collective state at hand: the
@@ -244,6 +247,7 @@ static inline void coll_ctx_init(struct coll_ctx *x, struct coll_shared *sh, int
     x->arrival = false;
     x->why = NULL;
     x->err = MPI_SUCCESS;
+    x->dl = NULL;
     x->seq = ++me->seq;
     /* A seqlock's write: a reader that sees seq before and after sees its
      * kind and root. */

@@ -343,11 +343,15 @@ void coll_wait(struct coll_ctx *x, _Atomic uint64_t *flag, uint64_t value)
             atomic_store_explicit(&me->nb_parked, parked | bit, memory_order_relaxed);
         }
     }
+    if (x->dl)
+        loom_mpi_wait_enter(x->dl);
     for (uint64_t t = COLL_STALL_NS; !loom_ult_wait_for(flag_reached, &w, slot, t);) {
         stalled(x);
         if (t < COLL_STALL_MAX_NS)
             t *= 2;
     }
+    if (x->dl)
+        loom_mpi_wait_leave();
     if (LOOM_UNLIKELY(x->nonblocking)) {
         if (!bit) {
             me->waiter_taken = false;
@@ -931,6 +935,28 @@ static int ctx_begin(struct loom_comm *c, enum loom_coll_kind kind, const struct
     return MPI_SUCCESS;
 }
 
+/* A blocking collective call, for the deadlock detector. */
+struct call_desc {
+    const struct loom_comm *c;
+    enum loom_coll_kind kind;
+};
+
+static void call_describe(const struct loom_mpi_wait *w, char *buf, size_t n)
+{
+    const struct call_desc *d = w->arg;
+    char comm[96];
+    loom_comm_describe(d->c, comm, sizeof comm);
+    snprintf(buf, n, "in MPI_%s on %s", loom_coll_name(d->kind), comm);
+}
+
+static int call_peers(const struct loom_mpi_wait *w, int *world, int max)
+{
+    const struct call_desc *d = w->arg;
+    int n = d->c->sh->size < max ? d->c->sh->size : max;
+    memcpy(world, d->c->sh->world_of, (size_t)n * sizeof *world);
+    return n;
+}
+
 int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct loom_coll_args *a,
                   const char **why)
 {
@@ -938,6 +964,12 @@ int loom_coll_run(struct loom_comm *c, enum loom_coll_kind kind, const struct lo
     int rc = ctx_begin(c, kind, a, &x, why);
     if (rc)
         return rc;
+    struct call_desc desc = {c, kind};
+    struct loom_mpi_wait dw = {call_describe, call_peers, &desc,
+                               ((uint64_t)c->sh->context_id << 32) | ((x.seq & 0xffffff) << 8) |
+                                   (uint64_t)kind | 1u << 7,
+                               false};
+    x.dl = &dw;
     coll_drain(&x);
     coll_reclaim(&x);
     const struct coll_algorithm *alg = coll_select(&x);

@@ -10,6 +10,7 @@
  * (2^31 communicators per job).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,6 +269,17 @@ void loom_comm_rank_fini(void)
     free(cr->codes);
     rank_states[r->rank] = NULL;
     free(cr);
+}
+
+void loom_comm_describe(const struct loom_comm *c, char *buf, size_t n)
+{
+    const struct loom_comm_priv *p = c ? loom_comm_priv(c) : NULL;
+    if (!c)
+        snprintf(buf, n, "an unknown communicator");
+    else if (p && p->name[0])
+        snprintf(buf, n, "%s (context %u)", p->name, c->sh->context_id);
+    else
+        snprintf(buf, n, "a communicator of %d ranks (context %u)", c->sh->size, c->sh->context_id);
 }
 
 struct loom_comm *loom_comm_lookup_slow(MPI_Comm h)

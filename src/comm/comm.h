@@ -103,6 +103,10 @@ static inline int loom_comm_peer_world(const struct loom_comm *c, int rank)
     return c->sh->peer_of[rank];
 }
 
+/* Names c for messages: its name (MPI_COMM_WORLD, or one MPI_Comm_set_name
+ * gave) and context id, as `"name" (context N)`. Any thread may call it. */
+void loom_comm_describe(const struct loom_comm *c, char *buf, size_t n);
+
 /* Number of ranks a send or receive may name (the remote group's size on an
  * intercommunicator). */
 static inline int loom_comm_peer_size(const struct loom_comm *c)

@@ -17,10 +17,12 @@
  * Cost: one lock per member, O(n) work (O(n log n) for split) on the last.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm_impl.h"
+#include "runtime/job.h"
 #include "runtime/ult.h"
 
 struct slot {
@@ -165,6 +167,26 @@ static struct rdv *rdv_find(struct bucket *b, const struct loom_rdv_key *key, bo
     return e;
 }
 
+/* What a member waiting here waits for (deadlock detection). */
+static void rdv_describe(const struct loom_mpi_wait *w, char *buf, size_t n)
+{
+    const struct loom_rdv_key *k = w->arg;
+    snprintf(buf, n,
+             "in a call that creates a communicator (MPI_Comm_dup, _split, _create, "
+             "MPI_Intercomm_create...) with %d members, on context %u",
+             k->n, k->context_id);
+}
+
+static int rdv_peers(const struct loom_mpi_wait *w, int *world, int max)
+{
+    const struct loom_rdv_key *k = w->arg;
+    if (!k->members)
+        return -1;
+    int n = k->n < max ? k->n : max;
+    memcpy(world, k->members, (size_t)n * sizeof *world);
+    return n;
+}
+
 int loom_rdv_run(const struct loom_rdv_key *key, int me, const struct loom_rdv_in *in,
                  loom_rdv_compute_fn compute, const void *arg, struct loom_rdv_out *out_p)
 {
@@ -196,7 +218,11 @@ int loom_rdv_run(const struct loom_rdv_key *key, int me, const struct loom_rdv_i
             if (i != me)
                 loom_ult_notify(&e->slots[i].waiter);
     } else {
+        struct loom_mpi_wait dw = {rdv_describe, rdv_peers, key,
+                                   (uint64_t)(uintptr_t)e | 1ull << 63, false};
+        loom_mpi_wait_enter(&dw);
         loom_ult_wait(rdv_done, e, &e->slots[me].waiter);
+        loom_mpi_wait_leave();
     }
     int rc = e->rc;
     if (rc == LOOM_OK)

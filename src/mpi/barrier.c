@@ -6,6 +6,7 @@
  * Cost: N atomic increments on one line, then N wake-ups by the last rank.
  * MPI_Finalize uses it; MPI_Barrier is a collective (src/coll).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,21 @@ int loom_mpi_barrier_init(int nranks)
     return LOOM_OK;
 }
 
+static void barrier_describe(const struct loom_mpi_wait *w, char *buf, size_t n)
+{
+    (void)w;
+    snprintf(buf, n, "in MPI_Finalize, which waits for every rank of MPI_COMM_WORLD");
+}
+
+static int barrier_peers(const struct loom_mpi_wait *w, int *world_ranks, int max)
+{
+    (void)w;
+    int n = world.nranks < max ? world.nranks : max;
+    for (int i = 0; i < n; i++)
+        world_ranks[i] = i;
+    return n;
+}
+
 void loom_mpi_barrier_world(int rank)
 {
     if (world.nranks <= 1)
@@ -59,5 +75,9 @@ void loom_mpi_barrier_world(int rank)
                 loom_ult_notify(&world.slots[i].waiter);
         return;
     }
+    struct loom_mpi_wait dw = {barrier_describe, barrier_peers, NULL, 0xb0b0b0b0ull << 32 | w.gen,
+                               false};
+    loom_mpi_wait_enter(&dw);
     loom_ult_wait(gen_passed, &w, &world.slots[rank].waiter);
+    loom_mpi_wait_leave();
 }

@@ -155,7 +155,7 @@ void loom_mpi_nbr_free(MPI_Request r);
 int loom_mpi_type_attrs_copy(MPI_Datatype old, MPI_Datatype new_type);
 int loom_mpi_type_attrs_delete(MPI_Datatype t);
 
-/* The world barrier's job-wide state (barrier.c). */
+/* The world barrier's job-wide state (barrier.c): MPI_Finalize's. */
 int loom_mpi_barrier_init(int nranks) LOOM_MUST_CHECK;
 void loom_mpi_barrier_world(int rank);
 

@@ -27,6 +27,7 @@
 #include "pt2pt/p2p.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1531,11 +1532,77 @@ static bool req_cond(const void *arg)
     return atomic_load_explicit(&r->done, memory_order_seq_cst) != 0;
 }
 
+/* ---- what a waiting rank waits for (deadlock detection) ------------------ */
+
+static void req_text(const loom_req *r, char *buf, size_t n)
+{
+    char comm[96] = "no communicator", tag[24], src[24];
+    if (r->comm)
+        loom_comm_describe(r->comm, comm, sizeof comm);
+    if (r->tag == MPI_ANY_TAG)
+        snprintf(tag, sizeof tag, "any tag");
+    else
+        snprintf(tag, sizeof tag, "tag %d", r->tag);
+    switch (r->kind) {
+    case LOOM_REQ_RECV:
+        if (r->peer == MPI_ANY_SOURCE)
+            snprintf(src, sizeof src, "any source");
+        else
+            snprintf(src, sizeof src, "rank %d", loom_comm_peer_world(r->comm, r->peer));
+        snprintf(buf, n, "a receive from %s (%s, %s, up to %zu bytes)", src, tag, comm, r->bytes);
+        break;
+    case LOOM_REQ_SEND:
+        snprintf(buf, n, "a%s send to rank %d (%s, %s, %zu bytes) to be received",
+                 r->mode == LOOM_MODE_SYNC ? " synchronous" : "", r->dest_world, tag, comm,
+                 r->bytes);
+        break;
+    case LOOM_REQ_GREQ:
+        snprintf(buf, n, "a generalized request");
+        break;
+    case LOOM_REQ_PART:
+        snprintf(buf, n, "a partitioned transfer with rank %d (%s)",
+                 r->comm && r->peer >= 0 ? loom_comm_peer_world(r->comm, r->peer) : -1, comm);
+        break;
+    default:
+        snprintf(buf, n, "a nonblocking collective or communicator call");
+        break;
+    }
+}
+
+/* The world rank r waits for, or -1. */
+static int req_peer(const loom_req *r)
+{
+    if (r->kind == LOOM_REQ_RECV && r->peer >= 0 && r->comm)
+        return loom_comm_peer_world(r->comm, r->peer);
+    if (r->kind == LOOM_REQ_SEND)
+        return r->dest_world;
+    return -1;
+}
+
+static void req_describe(const struct loom_mpi_wait *w, char *buf, size_t n)
+{
+    char what[320];
+    req_text(w->arg, what, sizeof what);
+    snprintf(buf, n, "waits for %s", what);
+}
+
+static int req_peers(const struct loom_mpi_wait *w, int *world, int max)
+{
+    int p = req_peer(w->arg);
+    if (p < 0 || max < 1)
+        return -1;
+    world[0] = p;
+    return 1;
+}
+
 void loom_req_wait(loom_req *r)
 {
     if (loom_req_done(r))
         return;
+    struct loom_mpi_wait dw = {req_describe, req_peers, r, 0, r->kind == LOOM_REQ_GREQ};
+    loom_mpi_wait_enter(&dw);
     rank_wait(&ranks[r->owner], r->owner, req_cond, r);
+    loom_mpi_wait_leave();
 }
 
 struct any_arg {
@@ -1552,13 +1619,51 @@ static bool any_cond(const void *arg)
     return false;
 }
 
+static void any_describe(const struct loom_mpi_wait *w, char *buf, size_t n)
+{
+    const struct any_arg *a = w->arg;
+    int pending = 0;
+    const loom_req *first = NULL;
+    for (int i = 0; i < a->n; i++)
+        if (a->reqs[i]) {
+            pending++;
+            if (!first)
+                first = a->reqs[i];
+        }
+    char what[320] = "nothing";
+    if (first)
+        req_text(first, what, sizeof what);
+    snprintf(buf, n, "waits for any of %d requests, the first %s", pending, what);
+}
+
+static int any_peers(const struct loom_mpi_wait *w, int *world, int max)
+{
+    const struct any_arg *a = w->arg;
+    int k = 0;
+    for (int i = 0; i < a->n && k < max; i++) {
+        if (!a->reqs[i])
+            continue;
+        int p = req_peer(a->reqs[i]);
+        if (p < 0)
+            return -1; /* any source, or not a message: it may come from anyone */
+        world[k++] = p;
+    }
+    return k;
+}
+
 void loom_req_wait_any(loom_req *const *reqs, int n)
 {
     struct any_arg a = {reqs, n};
     if (any_cond(&a))
         return;
+    bool external = false;
+    for (int i = 0; i < n; i++)
+        external |= reqs[i] && reqs[i]->kind == LOOM_REQ_GREQ;
+    struct loom_mpi_wait dw = {any_describe, any_peers, &a, 0, external};
+    loom_mpi_wait_enter(&dw);
     int me = self_rank();
     rank_wait(&ranks[me], me, any_cond, &a);
+    loom_mpi_wait_leave();
 }
 
 /* ---- sends and receives ------------------------------------------------ */
@@ -1721,16 +1826,40 @@ static bool seq_moved(const void *arg)
     return atomic_load_explicit(&w->p->unexp_seq, memory_order_seq_cst) != w->seq;
 }
 
+struct probe_wait {
+    uint32_t ctx;
+    int src, tag;
+};
+
+static void probe_describe(const struct loom_mpi_wait *w, char *buf, size_t n)
+{
+    const struct probe_wait *p = w->arg;
+    char src[48], tag[24];
+    if (p->src == MPI_ANY_SOURCE)
+        snprintf(src, sizeof src, "any source");
+    else
+        snprintf(src, sizeof src, "rank %d of the communicator", p->src);
+    if (p->tag == MPI_ANY_TAG)
+        snprintf(tag, sizeof tag, "any tag");
+    else
+        snprintf(tag, sizeof tag, "tag %d", p->tag);
+    snprintf(buf, n, "probes for a message from %s (%s, context %u)", src, tag, p->ctx);
+}
+
 struct loom_envelope *loom_p2p_probe_wait(int world_rank, uint32_t ctx, int src, int tag,
                                           bool remove, struct loom_probe *seen)
 {
     struct p2p_rank *p = &ranks[world_rank];
+    struct probe_wait pw = {ctx, src, tag};
+    struct loom_mpi_wait dw = {probe_describe, NULL, &pw, 0, false};
     for (;;) {
         struct seq_wait w = {p, atomic_load_explicit(&p->unexp_seq, memory_order_acquire)};
         struct loom_envelope *e = loom_p2p_probe(world_rank, ctx, src, tag, remove, seen);
         if (e)
             return e;
+        loom_mpi_wait_enter(&dw);
         rank_wait(p, world_rank, seq_moved, &w);
+        loom_mpi_wait_leave();
     }
 }
 

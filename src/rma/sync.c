@@ -5,10 +5,18 @@
  * atomic update by the origin), so synchronization only has to order
  * accesses and to wait: no operation is ever queued or progressed.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "coll/coll.h"
 #include "rma/rma.h"
+#include "runtime/job.h"
+
+/* A wait's description for the deadlock detector: the text in arg. */
+static void rma_describe(const struct loom_mpi_wait *w, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", (const char *)w->arg);
+}
 
 int loom_win_fence(struct loom_win *w, int assert)
 {
@@ -70,7 +78,13 @@ static void acquire(struct loom_win *w, int type, int t)
         loom_win_unlk(sh);
         /* An unlock after this point finds us in the queue (it takes lk
          * after releasing its lock), pops us and sets lock_popped. */
+        struct loom_mpi_wait dw = {rma_describe, NULL,
+                                   "in MPI_Win_lock (or lock_all), for a lock "
+                                   "another rank holds on the window",
+                                   0, false};
+        loom_mpi_wait_enter(&dw);
         loom_ult_wait(popped, &me->lock_popped, &me->lock_slot);
+        loom_mpi_wait_leave();
     }
 }
 
@@ -211,8 +225,13 @@ int loom_win_start(struct loom_win *w, int n, const int *ranks, bool nocheck)
     for (int i = 0; i < n; i++) {
         int t = ranks[i];
         struct count_wait c = {&posts[t], w->post_seen[t] + 1};
-        if (!count_reached(&c))
+        if (!count_reached(&c)) {
+            struct loom_mpi_wait dw = {rma_describe, NULL,
+                                       "in MPI_Win_start, for a target's MPI_Win_post", 0, false};
+            loom_mpi_wait_enter(&dw);
             loom_ult_wait(count_reached, &c, &sh->m[w->rank].post_slot);
+            loom_mpi_wait_leave();
+        }
         w->post_seen[t]++;
         w->in_start[t] = 1;
         keep[i] = t;
@@ -245,7 +264,11 @@ bool loom_win_wait(struct loom_win *w, bool test)
     if (!count_reached(&c)) {
         if (test)
             return false;
+        struct loom_mpi_wait dw = {rma_describe, NULL,
+                                   "in MPI_Win_wait, for an origin's MPI_Win_complete", 0, false};
+        loom_mpi_wait_enter(&dw);
         loom_ult_wait(count_reached, &c, &me->complete_slot);
+        loom_mpi_wait_leave();
     }
     w->posted = false;
     return true;

@@ -212,7 +212,7 @@ static void rank_main(void *arg)
         loom_log_error("%s has no main function", loom_job.program);
         loom_job_abort(1);
     }
-    r->state = LOOM_RANK_RUNNING;
+    __atomic_store_n(&r->state, LOOM_RANK_RUNNING, __ATOMIC_RELEASE); /* others look (deadlock.c) */
     r->run_atexit = true;
     if (setjmp(r->exit_jb) == 0)
         r->exit_status = mainfn(r->argc, r->argv, environ);
@@ -232,7 +232,7 @@ static void rank_main(void *arg)
         loom_log_error("rank %d exited without calling MPI_Finalize; ending the job", r->rank);
         loom_job_end(1);
     }
-    r->state = LOOM_RANK_DONE;
+    __atomic_store_n(&r->state, LOOM_RANK_DONE, __ATOMIC_RELEASE);
 }
 
 static char **copy_argv(int argc, char **argv)
@@ -364,6 +364,7 @@ int loom_job_run(const struct loom_job_spec *spec)
         if (pthread_create(&t, NULL, timeout_thread, NULL) == 0)
             pthread_detach(t);
     }
+    loom_deadlock_start();
     loom_sched_run();
     return 0;
 }

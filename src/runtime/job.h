@@ -68,6 +68,11 @@ struct loom_rank {
     /* The rank's MPI_COMM_WORLD while MPI is initialized (the comm layer
      * sets it), for one-look lookups on the hot paths. */
     struct loom_comm *comm_world;
+    /* The MPI wait it is in (deadlock.c): the outermost one while depth > 0;
+     * seq counts entries and exits (odd: inside one). */
+    const struct loom_mpi_wait *_Atomic mpi_wait;
+    _Atomic uint32_t mpi_wait_seq;
+    int mpi_wait_depth;
 } LOOM_ALIGNED_CL;
 
 struct loom_job {
@@ -86,6 +91,41 @@ struct loom_job {
 
 /* The job of this process; nranks == 0 until a job or singleton exists. */
 extern struct loom_job loom_job;
+
+/* ---- deadlock detection (deadlock.c) ---------------------------------------
+ *
+ * The layers above tell the runtime when a rank waits in MPI and what for;
+ * a thread of Loom's checks, while every worker sleeps, whether every rank
+ * that has not ended is parked in such a wait with none completing, and
+ * then reports the waits and ends the job with LOOM_EXIT_DEADLOCK. */
+#define LOOM_EXIT_DEADLOCK 85
+
+struct loom_mpi_wait {
+    /* Writes what the rank waits for, in MPI terms, into buf. */
+    void (*describe)(const struct loom_mpi_wait *w, char *buf, size_t n);
+    /* The world ranks it waits for (up to max; -1: unknown or any). */
+    int (*peers)(const struct loom_mpi_wait *w, int *world, int max);
+    const void *arg;
+    /* Ranks whose waits have the same nonzero group are in the same
+     * collective call; its peers are every member. */
+    uint64_t group;
+    /* It may complete by something outside MPI (a generalized request):
+     * never part of a deadlock. */
+    bool external;
+};
+
+/* The calling rank starts (ends) waiting as w describes; w stays valid
+ * until the matching leave. Nested waits keep the outermost. No-ops
+ * outside ranks. */
+void loom_mpi_wait_enter(const struct loom_mpi_wait *w);
+void loom_mpi_wait_leave(void);
+/* While a signal handler of r runs on r's ULT (inside an MPI wait, maybe),
+ * r is not in an MPI wait: suspend returns what resume restores. */
+int loom_mpi_wait_suspend(struct loom_rank *r);
+void loom_mpi_wait_resume(struct loom_rank *r, int depth);
+
+/* Starts the detector (LOOM_DEADLOCK, default on) for a job of ranks. */
+void loom_deadlock_start(void);
 
 /* Runs the job described by spec; returns the exit status for mpiexec. */
 int loom_job_run(const struct loom_job_spec *spec) LOOM_MUST_CHECK;

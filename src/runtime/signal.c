@@ -453,7 +453,9 @@ static void deliver(struct loom_rank *r, void *uc)
             continue;
         siginfo_t si;
         fill_info(&si, sig, &rs->info[sig]);
+        int depth = loom_mpi_wait_suspend(r);
         run_handler(r, sig, &si, uc);
+        loom_mpi_wait_resume(r, depth);
     }
 }
 

@@ -1090,6 +1090,20 @@ int loom_sched_wait_yields(void)
     return yields_before_park;
 }
 
+bool loom_ult_parked(const struct loom_ult *u)
+{
+    return (atomic_load_explicit(&u->state, memory_order_acquire) & ~(uint32_t)ST_NOTIFY) ==
+           ST_PARKED;
+}
+
+bool loom_sched_all_asleep(void)
+{
+    for (int i = 0; i < g.nworkers; i++)
+        if (!atomic_load_explicit(&g.workers[i].sleeping, memory_order_seq_cst))
+            return false;
+    return g.nworkers > 0;
+}
+
 bool loom_sched_others_ready(void)
 {
     struct worker *w = tls_worker;

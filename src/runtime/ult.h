@@ -70,6 +70,14 @@ struct loom_ult *loom_ult_self(void);
 int loom_sched_worker_self(void);
 int loom_sched_nworkers(void);
 
+/* Whether u is parked (off every queue) now: a snapshot, for the deadlock
+ * detector. */
+bool loom_ult_parked(const struct loom_ult *u);
+
+/* Whether every worker sleeps on its futex now (none runs a ULT or polls):
+ * a snapshot. */
+bool loom_sched_all_asleep(void);
+
 /* Lets other ready ULTs on this worker run; returns at once if none. */
 void loom_ult_yield(void);
 

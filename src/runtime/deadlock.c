@@ -1,0 +1,298 @@
+/*
+ * Deadlock detection (issue 24). All ranks of a node are ULTs of this
+ * process, so Loom can see that a job can no longer move and say why, where
+ * a process MPI waits until someone kills it.
+ *
+ * The layers above bracket every wait of a rank in MPI with
+ * loom_mpi_wait_enter/leave and a description (what it waits for, which
+ * ranks, which collective call). A thread of Loom's ("loom-deadlock")
+ * samples the job every SAMPLE_NS and declares a deadlock when, in every
+ * sample over at least STABLE_NS:
+ *   - every worker sleeps on its futex (no ULT runs, none is ready, none
+ *     polls), and
+ *   - every rank that has not ended is parked inside an MPI wait, in the
+ *     same one as at the first sample (its entry count unchanged), on
+ *     nothing that can complete from outside MPI (generalized requests),
+ *   - and no MPI wait of any rank completed meanwhile.
+ * Why that is a deadlock: a rank's MPI wait completes only through another
+ * rank's MPI call (a send, a receive that copies, a collective's step, an
+ * RMA synchronization) or through that rank's own progress inside its wait,
+ * and a parked rank makes none; threads that are not ranks do not call MPI
+ * (Loom grants MPI_THREAD_FUNNELED at most), and a worker wakes for any
+ * wake-up, so a job in which all of the above held across a whole sample
+ * interval had nothing running that could wake anyone. The stability
+ * interval only adds margin: a wake-up racing with a sample shows as a
+ * worker awake or a changed count at the next one. What is not seen:
+ * signal handlers and timers of ranks (a rank parked in MPI with an alarm
+ * armed still counts: its handler cannot call MPI), ranks blocked in the
+ * kernel outside Loom's parking (then their worker is awake: no report).
+ *
+ * The report lists each rank's wait (consecutive ranks with the same text
+ * grouped), and a cycle of the wait-for graph when there is one; the job
+ * then ends with LOOM_EXIT_DEADLOCK. docs/deadlock.md has the formats.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/job.h"
+#include "util/log.h"
+#include "util/options.h"
+
+#define SAMPLE_NS   (100 * 1000 * 1000ull)
+#define STABLE_NS   (500 * 1000 * 1000ull)
+#define MAX_PEERS   16
+#define DESCRIPTION 256
+
+/* Prints one line of the report (stderr, whole). */
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    loom_log_raw(line);
+}
+
+/* MPI waits completed by any rank. */
+static _Atomic uint64_t completions;
+
+void loom_mpi_wait_enter(const struct loom_mpi_wait *w)
+{
+    struct loom_rank *r = loom_rank_self();
+    if (!r || r->mpi_wait_depth++ > 0)
+        return;
+    atomic_store_explicit(&r->mpi_wait, w, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->mpi_wait_seq, 1, memory_order_release);
+}
+
+void loom_mpi_wait_leave(void)
+{
+    struct loom_rank *r = loom_rank_self();
+    if (!r || --r->mpi_wait_depth > 0)
+        return;
+    atomic_fetch_add_explicit(&r->mpi_wait_seq, 1, memory_order_release);
+    atomic_store_explicit(&r->mpi_wait, NULL, memory_order_relaxed);
+    atomic_fetch_add_explicit(&completions, 1, memory_order_relaxed);
+}
+
+int loom_mpi_wait_suspend(struct loom_rank *r)
+{
+    int depth = r->mpi_wait_depth;
+    if (depth > 0) {
+        r->mpi_wait_depth = 0;
+        atomic_fetch_add_explicit(&r->mpi_wait_seq, 1, memory_order_release);
+    }
+    return depth;
+}
+
+void loom_mpi_wait_resume(struct loom_rank *r, int depth)
+{
+    if (depth > 0) {
+        r->mpi_wait_depth = depth;
+        atomic_fetch_add_explicit(&r->mpi_wait_seq, 1, memory_order_release);
+    }
+}
+
+/* ---- sampling ---------------------------------------------------------------- */
+
+/* Whether the job is stuck now; seq[i]: rank i's wait entry count (0 for
+ * a rank that ended). */
+static bool stuck_now(uint32_t *seq)
+{
+    if (!loom_sched_all_asleep())
+        return false;
+    bool waiting = false;
+    for (int i = 0; i < loom_job.nranks; i++) {
+        struct loom_rank *r = &loom_job.ranks[i];
+        if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == LOOM_RANK_DONE) {
+            seq[i] = 0;
+            continue;
+        }
+        uint32_t s = atomic_load_explicit(&r->mpi_wait_seq, memory_order_acquire);
+        const struct loom_mpi_wait *w = atomic_load_explicit(&r->mpi_wait, memory_order_relaxed);
+        if (!(s & 1) || !w || w->external || !r->ult || !loom_ult_parked(r->ult))
+            return false;
+        seq[i] = s;
+        waiting = true;
+    }
+    return waiting && loom_sched_all_asleep();
+}
+
+/* ---- the report -------------------------------------------------------------- */
+
+static const struct loom_mpi_wait *wait_of(int i)
+{
+    struct loom_rank *r = &loom_job.ranks[i];
+    if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == LOOM_RANK_DONE)
+        return NULL;
+    return atomic_load_explicit(&r->mpi_wait, memory_order_relaxed);
+}
+
+/* The ranks that rank i waits for (up to MAX_PEERS): for a collective,
+ * the members not in the same call. */
+static int edges(int i, int *out)
+{
+    const struct loom_mpi_wait *w = wait_of(i);
+    if (!w || !w->peers)
+        return 0;
+    int peers[4096];
+    int n = w->peers(w, peers, (int)LOOM_ARRAY_SIZE(peers));
+    int k = 0;
+    for (int j = 0; j < n && k < MAX_PEERS; j++) {
+        int p = peers[j];
+        if (p < 0 || p >= loom_job.nranks || p == i)
+            continue;
+        if (w->group) {
+            const struct loom_mpi_wait *pw = wait_of(p);
+            if (pw && pw->group == w->group)
+                continue; /* in the same call */
+        }
+        out[k++] = p;
+    }
+    return k;
+}
+
+/* Prints a cycle of the wait-for graph, if it finds one. */
+static void print_cycle(void)
+{
+    int n = loom_job.nranks;
+    /* color 0: unseen, 1: on the current path, 2: done */
+    unsigned char *color = calloc((size_t)n, 1);
+    int *path = malloc((size_t)n * sizeof *path);
+    int *next_edge = calloc((size_t)n, sizeof *next_edge);
+    int(*adj)[MAX_PEERS] = malloc((size_t)n * sizeof *adj);
+    int *nadj = calloc((size_t)n, sizeof *nadj);
+    if (!color || !path || !next_edge || !adj || !nadj)
+        goto out;
+    for (int i = 0; i < n; i++)
+        nadj[i] = edges(i, adj[i]);
+    for (int s = 0; s < n; s++) {
+        if (color[s])
+            continue;
+        int depth = 0;
+        path[depth++] = s;
+        color[s] = 1;
+        while (depth) {
+            int v = path[depth - 1];
+            if (next_edge[v] == nadj[v]) {
+                color[v] = 2;
+                depth--;
+                continue;
+            }
+            int u = adj[v][next_edge[v]++];
+            if (color[u] == 1) {
+                char buf[1024];
+                int len = snprintf(buf, sizeof buf, "loom: wait-for cycle:");
+                int from = depth - 1;
+                while (path[from] != u)
+                    from--;
+                for (int j = from; j < depth && len < (int)sizeof buf - 32; j++)
+                    len += snprintf(buf + len, sizeof buf - (size_t)len, " %d ->", path[j]);
+                snprintf(buf + len, sizeof buf - (size_t)len, " %d", u);
+                say("%s\n", buf);
+                goto out;
+            }
+            if (!color[u]) {
+                color[u] = 1;
+                path[depth++] = u;
+            }
+        }
+    }
+    say("loom: no wait-for cycle: the ranks wait for ranks that have ended or for "
+        "calls that are never made\n");
+out:
+    free(color);
+    free(path);
+    free(next_edge);
+    free(adj);
+    free(nadj);
+}
+
+static void describe(int i, char *buf)
+{
+    const struct loom_mpi_wait *w = wait_of(i);
+    if (!w)
+        snprintf(buf, DESCRIPTION, "has ended");
+    else if (w->describe)
+        w->describe(w, buf, DESCRIPTION);
+    else
+        snprintf(buf, DESCRIPTION, "waits in MPI");
+}
+
+static void report(double seconds)
+{
+    int n = loom_job.nranks;
+    say("loom: deadlock: every rank that has not ended waits in MPI, and none of "
+        "their waits can complete (nothing changed for %.1f s); ending the job\n",
+        seconds);
+    char cur[DESCRIPTION], next[DESCRIPTION];
+    int first = 0;
+    describe(0, cur);
+    for (int i = 1; i <= n; i++) {
+        if (i < n)
+            describe(i, next);
+        if (i < n && strcmp(next, cur) == 0)
+            continue;
+        if (i - 1 == first)
+            say("loom: rank %d: %s\n", first, cur);
+        else
+            say("loom: ranks %d-%d: %s\n", first, i - 1, cur);
+        first = i;
+        memcpy(cur, next, sizeof cur);
+    }
+    print_cycle();
+}
+
+/* ---- the detector's thread ----------------------------------------------------- */
+
+static void *detector(void *arg)
+{
+    (void)arg;
+    int n = loom_job.nranks;
+    uint32_t *seq = calloc((size_t)n, sizeof *seq), *first = calloc((size_t)n, sizeof *first);
+    if (!seq || !first)
+        return NULL;
+    bool have = false;
+    uint64_t since = 0, done_then = 0;
+    for (;;) {
+        struct timespec ts = {0, (long)SAMPLE_NS};
+        nanosleep(&ts, NULL);
+        if (!stuck_now(seq)) {
+            have = false;
+            continue;
+        }
+        uint64_t done = atomic_load_explicit(&completions, memory_order_acquire);
+        uint64_t now = loom_time_ns();
+        if (!have || done != done_then || memcmp(seq, first, (size_t)n * sizeof *seq) != 0) {
+            have = true;
+            since = now;
+            done_then = done;
+            memcpy(first, seq, (size_t)n * sizeof *seq);
+            continue;
+        }
+        if (now - since >= STABLE_NS) {
+            report((double)(now - since) / 1e9);
+            loom_job_end(LOOM_EXIT_DEADLOCK);
+        }
+    }
+}
+
+void loom_deadlock_start(void)
+{
+    if (loom_job.singleton || loom_job.nranks < 1 || !loom_opt_flag(LOOM_OPT_DEADLOCK))
+        return;
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &a, detector, NULL) == 0)
+        pthread_setname_np(t, "loom-deadlock");
+    pthread_attr_destroy(&a);
+}
