@@ -11,9 +11,9 @@
  *   - every worker sleeps on its futex (no ULT runs, none is ready, none
  *     polls), and
  *   - every rank that has not ended is parked inside an MPI wait, in the
- *     same one as at the first sample (its entry count unchanged), on
- *     nothing that can complete from outside MPI (generalized requests),
- *   - and no MPI wait of any rank completed meanwhile.
+ *     same one as at the first sample (its entry count unchanged, so none
+ *     of its waits completed meanwhile), on nothing that can complete from
+ *     outside MPI (generalized requests).
  * Why that is a deadlock: a rank's MPI wait completes only through another
  * rank's MPI call (a send, a receive that copies, a collective's step, an
  * RMA synchronization) or through that rank's own progress inside its wait,
@@ -60,8 +60,13 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
     loom_log_raw(line);
 }
 
-/* MPI waits completed by any rank. */
-static _Atomic uint64_t completions;
+/* The rank's wait count goes up by one (only the rank writes it: a load and
+ * a release store, no read-modify-write on the waiting path). */
+static inline void bump(struct loom_rank *r)
+{
+    uint32_t s = atomic_load_explicit(&r->mpi_wait_seq, memory_order_relaxed);
+    atomic_store_explicit(&r->mpi_wait_seq, s + 1, memory_order_release);
+}
 
 void loom_mpi_wait_enter(const struct loom_mpi_wait *w)
 {
@@ -69,7 +74,7 @@ void loom_mpi_wait_enter(const struct loom_mpi_wait *w)
     if (!r || r->mpi_wait_depth++ > 0)
         return;
     atomic_store_explicit(&r->mpi_wait, w, memory_order_relaxed);
-    atomic_fetch_add_explicit(&r->mpi_wait_seq, 1, memory_order_release);
+    bump(r);
 }
 
 void loom_mpi_wait_leave(void)
@@ -77,9 +82,8 @@ void loom_mpi_wait_leave(void)
     struct loom_rank *r = loom_rank_self();
     if (!r || --r->mpi_wait_depth > 0)
         return;
-    atomic_fetch_add_explicit(&r->mpi_wait_seq, 1, memory_order_release);
+    bump(r);
     atomic_store_explicit(&r->mpi_wait, NULL, memory_order_relaxed);
-    atomic_fetch_add_explicit(&completions, 1, memory_order_relaxed);
 }
 
 int loom_mpi_wait_suspend(struct loom_rank *r)
@@ -87,7 +91,7 @@ int loom_mpi_wait_suspend(struct loom_rank *r)
     int depth = r->mpi_wait_depth;
     if (depth > 0) {
         r->mpi_wait_depth = 0;
-        atomic_fetch_add_explicit(&r->mpi_wait_seq, 1, memory_order_release);
+        bump(r);
     }
     return depth;
 }
@@ -96,7 +100,7 @@ void loom_mpi_wait_resume(struct loom_rank *r, int depth)
 {
     if (depth > 0) {
         r->mpi_wait_depth = depth;
-        atomic_fetch_add_explicit(&r->mpi_wait_seq, 1, memory_order_release);
+        bump(r);
     }
 }
 
@@ -260,7 +264,7 @@ static void *detector(void *arg)
     if (!seq || !first)
         return NULL;
     bool have = false;
-    uint64_t since = 0, done_then = 0;
+    uint64_t since = 0;
     for (;;) {
         struct timespec ts = {0, (long)SAMPLE_NS};
         nanosleep(&ts, NULL);
@@ -268,12 +272,12 @@ static void *detector(void *arg)
             have = false;
             continue;
         }
-        uint64_t done = atomic_load_explicit(&completions, memory_order_acquire);
+        /* A wait that completed changed its rank's count (left, or left
+         * and entered another): the counts alone tell. */
         uint64_t now = loom_time_ns();
-        if (!have || done != done_then || memcmp(seq, first, (size_t)n * sizeof *seq) != 0) {
+        if (!have || memcmp(seq, first, (size_t)n * sizeof *seq) != 0) {
             have = true;
             since = now;
-            done_then = done;
             memcpy(first, seq, (size_t)n * sizeof *seq);
             continue;
         }

@@ -18,7 +18,7 @@
  *   compute        rank 0 computes for 1.5 s, then sends
  *   test_loop      rank 1 polls MPI_Test; rank 0 sends after 1.5 s
  *   nb_coll        rank 0 enters an MPI_Iallreduce's wait 1.5 s after the others
- *   pipe           rank 0 reads a pipe that a child fills after 1.5 s, then sends
+ *   pipe           rank 0 reads a pipe that its thread fills after 1.5 s, then sends
  *   mutex          rank 0 waits for a mutex a thread holds for 1.5 s, then sends
  */
 #include <mpi.h>
@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,15 +51,23 @@ static void recv_from(int src)
 }
 
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
-static volatile int holding;
+static int holding;
 
 static void *holder(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&held);
-    holding = 1;
+    __atomic_store_n(&holding, 1, __ATOMIC_RELEASE);
     usleep(1500000);
     pthread_mutex_unlock(&held);
+    return NULL;
+}
+
+static void *late_writer(void *arg)
+{
+    usleep(1500000);
+    if (write(*(int *)arg, "x", 1) != 1)
+        abort();
     return NULL;
 }
 
@@ -91,21 +98,17 @@ static void late_sender(const char *mode)
     } else if (strcmp(mode, "pipe") == 0) {
         int fds[2];
         char c;
+        pthread_t t;
         if (pipe(fds) != 0)
             abort();
-        pid_t child = fork();
-        if (child == 0) {
-            usleep(1500000);
-            _exit(write(fds[1], "x", 1) == 1 ? 0 : 1);
-        }
-        close(fds[1]);
+        pthread_create(&t, NULL, late_writer, &fds[1]);
         if (read(fds[0], &c, 1) != 1)
             abort();
-        waitpid(child, NULL, 0);
+        pthread_join(t, NULL);
     } else if (strcmp(mode, "mutex") == 0) {
         pthread_t t;
         pthread_create(&t, NULL, holder, NULL);
-        while (!holding)
+        while (!__atomic_load_n(&holding, __ATOMIC_ACQUIRE))
             usleep(1000);
         pthread_mutex_lock(&held);
         pthread_mutex_unlock(&held);
