@@ -18,7 +18,8 @@ foreach(n IN LISTS dl_sizes)
          --err "wait-for cycle: 0 -> 1 -> ([0-9]+ -> )*0$" -- ${RUN} --timeout 60 -n ${n} ${D} recv_cycle)
   expect(deadlock_send_cycle_${n} --status 85 --err "rank 0: waits for a send to rank 1 \\(tag 0"
          --err "rank 1: waits for a send to rank 0" --err "${CYCLE01}" -- ${RUN} --timeout 60 -n ${n} ${D} send_cycle)
-  expect(deadlock_missing_coll_${n} --status 85 --err "in MPI_Allreduce on MPI_COMM_WORLD"
+  expect(deadlock_missing_coll_${n} --status 85
+         --err "in MPI_Allreduce on MPI_COMM_WORLD \\(context 0\\). members not in this call: ${last}$"
          --err "rank ${last}: waits for a receive from rank 0"
          --err "wait-for cycle: 0 -> ${last} -> 0$" -- ${RUN} --timeout 60 -n ${n} ${D} missing_coll)
   expect(deadlock_wrong_tag_${n} --status 85 --err "rank 1: waits for a receive from rank 0 \\(tag 2"

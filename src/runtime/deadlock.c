@@ -219,6 +219,42 @@ out:
     free(nadj);
 }
 
+/* Appends to buf the members of collective wait w (rank i's) that are not
+ * in the same call, as ranges ("; not in this call: ranks 3, 5-7"). */
+static void append_absent(int i, const struct loom_mpi_wait *w, char *buf)
+{
+    static int peers[65536];
+    int n = w->peers(w, peers, (int)LOOM_ARRAY_SIZE(peers));
+    size_t len = strlen(buf);
+    if (n <= 0)
+        return;
+    const char *sep = "; members not in this call: ";
+    int first = -1, last = -1;
+    for (int j = 0; j <= n; j++) {
+        int p = j < n ? peers[j] : -1;
+        bool absent = false;
+        if (p >= 0 && p < loom_job.nranks && p != i) {
+            const struct loom_mpi_wait *pw = wait_of(p);
+            absent = !pw || pw->group != w->group;
+        }
+        if (absent && first >= 0 && p == last + 1) {
+            last = p;
+            continue;
+        }
+        if (first >= 0 && len + 32 < DESCRIPTION) {
+            len +=
+                (size_t)(first == last
+                             ? snprintf(buf + len, DESCRIPTION - len, "%s%d", sep, first)
+                             : snprintf(buf + len, DESCRIPTION - len, "%s%d-%d", sep, first, last));
+            sep = ", ";
+        } else if (first >= 0 && len + 8 < DESCRIPTION) {
+            len += (size_t)snprintf(buf + len, DESCRIPTION - len, ", ...");
+            break;
+        }
+        first = last = absent ? p : -1;
+    }
+}
+
 static void describe(int i, char *buf)
 {
     const struct loom_mpi_wait *w = wait_of(i);
@@ -228,6 +264,18 @@ static void describe(int i, char *buf)
         w->describe(w, buf, DESCRIPTION);
     else
         snprintf(buf, DESCRIPTION, "waits in MPI");
+    if (w && w->group && w->peers) {
+        /* The members of one call usually come in a row: once per call. */
+        static uint64_t group;
+        static char suffix[DESCRIPTION];
+        size_t len = strlen(buf);
+        if (w->group != group) {
+            group = w->group;
+            suffix[0] = 0;
+            append_absent(i, w, suffix);
+        }
+        snprintf(buf + len, DESCRIPTION - len, "%s", suffix);
+    }
 }
 
 static void report(double seconds)
