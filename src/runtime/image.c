@@ -653,6 +653,33 @@ static int plain_maps(const char *p, const ehdr_t *eh)
     return n;
 }
 
+/* The program's direct dependencies (its DT_NEEDED names): the libraries
+ * whose thread-locals are made per rank (keep_libraries_tls). */
+static char *needed[32];
+static int nneeded;
+
+static void record_needed(const char *p, size_t len, const ehdr_t *eh, const dyn_t *d, size_t n)
+{
+    size_t str = file_offset(p, eh, dyn_val(d, n, DT_STRTAB));
+    size_t strsz = dyn_val(d, n, DT_STRSZ);
+    if (str == SIZE_MAX || str + strsz > len)
+        return;
+    for (size_t i = 0; i < n && nneeded < (int)LOOM_ARRAY_SIZE(needed); i++)
+        if (d[i].d_tag == DT_NEEDED && d[i].d_un.d_val < strsz &&
+            memchr(p + str + d[i].d_un.d_val, 0, strsz - d[i].d_un.d_val))
+            needed[nneeded++] = strdup(p + str + d[i].d_un.d_val);
+}
+
+static bool program_needs(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (int i = 0; i < nneeded; i++)
+        if (needed[i] && strcmp(needed[i], base) == 0)
+            return true;
+    return false;
+}
+
 /* Decides the mode and prepares it; p is the whole file, len_p its length,
  * trimmed to the PT_LOAD extents on return. */
 static void plan(char *p, size_t *len_p, const ehdr_t *eh)
@@ -671,6 +698,7 @@ static void plan(char *p, size_t *len_p, const ehdr_t *eh)
     dyn_t *d = dynamic(p, eh, &nd);
     if (d && (char *)(d + nd) <= p + len) {
         img.nsyms = dynsym_count(p, len, eh, d, nd);
+        record_needed(p, len, eh, d, nd);
         int u = unshare_unique(p, len, eh, d, nd);
         if (u)
             loom_log_debug("image: %d unique symbols made per rank", u);
@@ -1347,7 +1375,7 @@ static int list_tls(struct dl_phdr_info *info, size_t size, void *arg)
     (void)size;
     struct tls_modules *t = arg;
     if (!info->dlpi_tls_modid || info->dlpi_addr == t->skip[0] || info->dlpi_addr == t->skip[1] ||
-        t->n == (int)LOOM_ARRAY_SIZE(t->m))
+        t->n == (int)LOOM_ARRAY_SIZE(t->m) || !program_needs(info->dlpi_name))
         return 0;
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_TLS)
@@ -1361,11 +1389,12 @@ static int list_tls(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* Makes the thread-locals of the shared libraries loaded by now (the
- * program's: libstdc++, ..., which hwloc's plugins may have brought in
- * before it) per rank; ult.c says how, and which cannot be. Left out: Loom's
- * own library (its thread-locals are the worker's) and the program's copy
- * at base (its own are per rank already: loom_image_tls_get_addr). */
+/* Makes the thread-locals of the program's direct dependencies (libstdc++
+ * for a C++ program, which hwloc's plugins may have loaded before it) per
+ * rank; ult.c says how, and which cannot be. Others cost every switch
+ * without a use: a C program has none. Left out: Loom's own library (its
+ * thread-locals are the worker's) and the program's copy at base (its own
+ * are per rank already: loom_image_tls_get_addr). */
 static void keep_libraries_tls(uintptr_t base)
 {
     struct tls_modules t = {.skip = {base, 0}};
