@@ -23,6 +23,7 @@ foreach(n IN LISTS dl_sizes)
          --err "rank ${last}: waits for a receive from rank 0"
          --err "wait-for cycle: 0 -> ${last} -> 0$" -- ${RUN} --timeout 60 -n ${n} ${D} missing_coll)
   expect(deadlock_wrong_tag_${n} --status 85 --err "rank 1: waits for a receive from rank 0 \\(tag 2"
+         --err "rank 1 has not received 1 message: from rank 0 \\(tag 1, 4 bytes\\)$"
          --err "rank 0: in MPI_Finalize" -- ${RUN} --timeout 60 -n ${n} ${D} wrong_tag)
   expect(deadlock_waitall_${n} --status 85 --err "rank 0: waits for a receive from rank 1"
          --err "in MPI_Barrier on MPI_COMM_WORLD" --err "${CYCLE01}" -- ${RUN} --timeout 60 -n ${n} ${D} waitall)

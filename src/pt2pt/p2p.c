@@ -249,8 +249,45 @@ static inline bool queues_idle(struct p2p_rank *p)
            !__atomic_load_n(&p->unexp_head, __ATOMIC_RELAXED);
 }
 
+/* The deadlock report's list of what rank r was sent and has not received
+ * (its unexpected queue; tiny messages still in a pair box are not seen). */
+static void unreceived(int r, char *buf, size_t n)
+{
+    struct p2p_rank *p = &ranks[r];
+    lock(p);
+    size_t len = 0;
+    int count = 0, listed = 0;
+    for (const struct loom_envelope *e = p->unexp_head; e; e = e->next) {
+        if (e->ctx & 1)
+            continue; /* a collective's own traffic (its context id + 1) */
+        if (count++ > listed || listed == 4 || len + 96 >= n)
+            continue;
+        char from[64];
+        if (e->ctx == 0)
+            snprintf(from, sizeof from, "rank %d", e->src);
+        else
+            snprintf(from, sizeof from, "rank %d of context %u", e->src, e->ctx);
+        len += (size_t)snprintf(buf + len, n - len, "%s%s (tag %d, %zu bytes)", listed ? ", " : "",
+                                from, e->tag, e->bytes);
+        listed++;
+    }
+    unlock(p);
+    if (count > listed && len + 32 < n)
+        snprintf(buf + len, n - len, " and %d more", count - listed);
+    if (count) {
+        char head[40];
+        snprintf(head, sizeof head, "%d message%s: from ", count, count == 1 ? "" : "s");
+        size_t hl = strlen(head), bl = strlen(buf);
+        if (hl + bl < n) {
+            memmove(buf + hl, buf, bl + 1);
+            memcpy(buf, head, hl);
+        }
+    }
+}
+
 int loom_p2p_job_init(int n)
 {
+    loom_deadlock_unreceived = unreceived;
     loom_p2p_eager_max = (size_t)loom_opt_size(LOOM_OPT_EAGER_MAX);
     /* The runtime's spin budget for a lone waiter, read the same way. */
     spin_ns = (uint64_t)loom_opt_size(LOOM_OPT_SPIN_NS);

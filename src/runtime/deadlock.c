@@ -74,6 +74,7 @@ void loom_mpi_wait_enter(const struct loom_mpi_wait *w)
     if (!r || r->mpi_wait_depth++ > 0)
         return;
     atomic_store_explicit(&r->mpi_wait, w, memory_order_relaxed);
+    atomic_store_explicit(&r->mpi_wait_external, w->external, memory_order_relaxed);
     bump(r);
 }
 
@@ -119,15 +120,19 @@ static bool stuck_now(uint32_t *seq)
             seq[i] = 0;
             continue;
         }
+        /* Only the rank's own atomics: its wait record lives on its stack,
+         * which it may reuse as soon as it runs again. */
         uint32_t s = atomic_load_explicit(&r->mpi_wait_seq, memory_order_acquire);
-        const struct loom_mpi_wait *w = atomic_load_explicit(&r->mpi_wait, memory_order_relaxed);
-        if (!(s & 1) || !w || w->external || !r->ult || !loom_ult_parked(r->ult))
+        if (!(s & 1) || atomic_load_explicit(&r->mpi_wait_external, memory_order_relaxed) ||
+            !r->ult || !loom_ult_parked(r->ult))
             return false;
         seq[i] = s;
         waiting = true;
     }
     return waiting && loom_sched_all_asleep();
 }
+
+void (*loom_deadlock_unreceived)(int r, char *buf, size_t n);
 
 /* ---- the report -------------------------------------------------------------- */
 
@@ -299,6 +304,14 @@ static void report(double seconds)
         first = i;
         memcpy(cur, next, sizeof cur);
     }
+    if (loom_deadlock_unreceived)
+        for (int i = 0; i < n; i++) {
+            char buf[512];
+            buf[0] = 0;
+            loom_deadlock_unreceived(i, buf, sizeof buf);
+            if (buf[0])
+                say("loom: rank %d has not received %s\n", i, buf);
+        }
     print_cycle();
 }
 

@@ -72,6 +72,7 @@ struct loom_rank {
      * seq counts entries and exits (odd: inside one). */
     const struct loom_mpi_wait *_Atomic mpi_wait;
     _Atomic uint32_t mpi_wait_seq;
+    _Atomic bool mpi_wait_external; /* mpi_wait->external, read without it */
     int mpi_wait_depth;
 } LOOM_ALIGNED_CL;
 
@@ -123,6 +124,11 @@ void loom_mpi_wait_leave(void);
  * r is not in an MPI wait: suspend returns what resume restores. */
 int loom_mpi_wait_suspend(struct loom_rank *r);
 void loom_mpi_wait_resume(struct loom_rank *r, int depth);
+
+/* Set by the point-to-point layer: writes into buf the messages sent to
+ * world rank r that it has not received (none: buf empty). Called only by
+ * the detector, while every rank is parked. */
+extern void (*loom_deadlock_unreceived)(int r, char *buf, size_t n);
 
 /* Starts the detector (LOOM_DEADLOCK, default on) for a job of ranks. */
 void loom_deadlock_start(void);
