@@ -336,6 +336,17 @@ static struct holder *holder_of(struct bucket *b, const void *m)
     return NULL;
 }
 
+/* Forgets holder record h of bucket b (locked). */
+static void drop_holder(struct bucket *b, struct holder *h)
+{
+    for (struct holder **p = &b->holders; *p; p = &(*p)->next)
+        if (*p == h) {
+            *p = h->next;
+            break;
+        }
+    free(h);
+}
+
 /* Whether m's holder is a thread other than the caller's (glibc records
  * the holder's thread id in every kind of mutex). */
 #define SPIN_TRIES 100
@@ -356,6 +367,13 @@ static int try_mutex(pthread_mutex_t *m, struct loom_ult *self, int kind, bool t
     struct bucket *b = bucket_of(m);
     bucket_lock(b);
     struct holder *h = holder_of(b, m);
+    if (h && __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) == 0) {
+        /* Unlocked in glibc's eyes: a record left by a rank that ended
+         * holding it, or by a mutex since destroyed and made again at this
+         * address. glibc's state wins. */
+        drop_holder(b, h);
+        h = NULL;
+    }
     int rc;
     if (h && h->u != self)
         rc = EBUSY; /* another rank of this worker holds it */
@@ -477,14 +495,8 @@ static int unlock_mutex(pthread_mutex_t *m)
                 return EPERM; /* held by another rank (or thread) */
             }
             /* The last unlock of a recursive one releases it: no holder. */
-            if ((kind & KIND_TYPE) == PTHREAD_MUTEX_ERRORCHECK || m->__data.__count <= 1) {
-                for (struct holder **p = &b->holders; *p; p = &(*p)->next)
-                    if (*p == h) {
-                        *p = h->next;
-                        break;
-                    }
-                free(h);
-            }
+            if ((kind & KIND_TYPE) == PTHREAD_MUTEX_ERRORCHECK || m->__data.__count <= 1)
+                drop_holder(b, h);
         }
         bucket_unlock(b);
     }
