@@ -5,7 +5,7 @@ set -euo pipefail
 need=()
 have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in build-essential cmake ninja-build pkg-config libhwloc-dev hwloc clang-format \
-         python3 python3-matplotlib binutils valgrind autoconf; do
+         python3 python3-matplotlib binutils valgrind autoconf gdb; do
     have "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

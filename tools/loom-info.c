@@ -15,6 +15,7 @@
 
 #include "coll/coll.h"
 #include "runtime/topo.h"
+#include "util/options.h"
 
 extern char **environ;
 
@@ -24,7 +25,26 @@ static void usage(FILE *f)
                "[--calibrate]\n"
                "Prints the topology Loom sees, where N ranks would be placed, and the\n"
                "collective algorithms with the model parameters in use and their source.\n"
-               "--calibrate measures the parameters again and rewrites the cache file.\n");
+               "--calibrate measures the parameters again and rewrites the cache file.\n"
+               "--options lists every LOOM_ environment variable, its value here and what it\n"
+               "does (mpiexec's options: mpiexec --help).\n");
+}
+
+/* Every LOOM_ environment variable (src/util/options.def) with the value it
+ * has here and what it does. */
+static void print_options(void)
+{
+    for (int i = 0; i < LOOM_OPT_COUNT; i++) {
+        const struct loom_opt_desc *d = loom_opt_desc((enum loom_opt)i);
+        char value[64];
+        if (d->kind == LOOM_OPT_STRING) {
+            const char *v = loom_opt_str((enum loom_opt)i);
+            snprintf(value, sizeof value, "%s", v ? v : "(unset)");
+        } else {
+            snprintf(value, sizeof value, "%lld", loom_opt_size((enum loom_opt)i));
+        }
+        printf("%-28s %-10s %s\n", d->env, value, d->summary);
+    }
 }
 
 int main(int argc, char **argv)
@@ -51,6 +71,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "loom-info: unknown --map-by '%s'\n", m);
                 return 2;
             }
+        } else if (strcmp(a, "--options") == 0) {
+            print_options();
+            return 0;
         } else if (strcmp(a, "--calibrate") == 0) {
             setenv("LOOM_COLL_CALIBRATE", "1", 1);
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {

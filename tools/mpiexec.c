@@ -49,6 +49,11 @@ static void usage(FILE *f)
         "  --tag-output            prefix each output line with [1,RANK]<stdout>: or <stderr>:\n"
         "  --timeout SECONDS       end the job after SECONDS (exit status 124; also "
         "MPIEXEC_TIMEOUT)\n"
+        "  --debug-rank R          rank R (a list 0,5-7, or all) waits in MPI_Init for gdb and\n"
+        "                          prints how to attach (also LOOM_DEBUG_RANK)\n"
+        "  --report-state-after SECONDS\n"
+        "                          print what every rank does, once, after SECONDS (the job goes\n"
+        "                          on; kill -QUIT <mpiexec's pid> prints it at any time)\n"
         "  --workers W             worker threads (default: one per core; also LOOM_WORKERS)\n"
         "  --stack-size BYTES      stack of each rank, with k/m/g suffix (default 8m; also\n"
         "                          LOOM_STACK_SIZE)\n"
@@ -368,6 +373,14 @@ int main(int argc, char **argv)
             spec.tag_output = true;
         } else if (is_opt(a, "timeout")) {
             spec.timeout_s = (double)parse_long(a, v, 1), i++;
+        } else if (is_opt(a, "debug-rank")) {
+            if (!v)
+                die_usage("%s needs a rank, a list (0,5-7) or all", a);
+            setenv("LOOM_DEBUG_RANK", v, 1), i++;
+        } else if (is_opt(a, "report-state-after")) {
+            char secs[32];
+            snprintf(secs, sizeof secs, "%ld", parse_long(a, v, 1)), i++;
+            setenv("LOOM_REPORT_STATE_AFTER", secs, 1);
         } else if (is_opt(a, "workers")) {
             spec.nworkers = (int)parse_long(a, v, 1), i++;
         } else if (is_opt(a, "stack-size")) {

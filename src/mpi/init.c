@@ -60,6 +60,7 @@ int loom_mpi_instance_up(const char *fn, int required)
     if (r->mpi_state == LOOM_MPI_FINALIZED)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn,
                             "called after MPI_Finalize (Loom does not start MPI again)");
+    loom_debug_rank_init(r->rank);
     pthread_once(&job_once, job_init);
     if (job_rc != LOOM_OK)
         return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");

@@ -5,7 +5,7 @@
  *
  * The layers above bracket every wait of a rank in MPI with
  * loom_mpi_wait_enter/leave and a description (what it waits for, which
- * ranks, which collective call). A thread of Loom's ("loom-deadlock")
+ * ranks, which collective call). A thread of Loom's ("loom-watch")
  * samples the job every SAMPLE_NS and declares a deadlock when, in every
  * sample over at least STABLE_NS:
  *   - every worker sleeps on its futex (no ULT runs, none is ready, none
@@ -30,9 +30,20 @@
  * The report lists each rank's wait (consecutive ranks with the same text
  * grouped), and a cycle of the wait-for graph when there is one; the job
  * then ends with LOOM_EXIT_DEADLOCK. docs/deadlock.md has the formats.
+ *
+ * The same thread prints the job's state on request (SIGQUIT to the process,
+ * LOOM_REPORT_STATE_AFTER, and --timeout from job.c) while the job goes on.
+ * A rank's wait record lives on its stack, so the printer reads it only for
+ * ranks it holds in their park (loom_ult_hold_begin: a rank woken meanwhile
+ * stays inside its park until the hold ends) and says of the others only
+ * what their own atomics tell (running, in an MPI call or not). The deadlock
+ * report is the same snapshot, in which every rank is held.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,6 +52,7 @@
 #include <time.h>
 
 #include "runtime/job.h"
+#include "runtime/ult.h"
 #include "util/log.h"
 #include "util/options.h"
 
@@ -48,6 +60,12 @@
 #define STABLE_NS   (500 * 1000 * 1000ull)
 #define MAX_PEERS   16
 #define DESCRIPTION 256
+
+/* Where say() writes instead of stderr (loom_state_snapshot_to). */
+static struct {
+    char *buf;
+    size_t cap, len;
+} sink;
 
 /* Prints one line of the report (stderr, whole). */
 __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
@@ -57,7 +75,15 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    loom_log_raw(line);
+    if (!sink.buf) {
+        loom_log_raw(line);
+        return;
+    }
+    size_t n = strlen(line);
+    if (sink.len + n < sink.cap) {
+        memcpy(sink.buf + sink.len, line, n + 1);
+        sink.len += n;
+    }
 }
 
 /* The rank's wait count goes up by one (only the rank writes it: a load and
@@ -136,14 +162,25 @@ void (*loom_deadlock_unreceived)(int r, char *buf, size_t n);
 
 /* ---- the report -------------------------------------------------------------- */
 
+/* The snapshot being printed: which ranks are held in their park (only
+ * their wait records may be read), and whether the job is live (the state
+ * view) or deadlocked. */
+static struct {
+    bool *held;
+    bool live;
+} snap;
+
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static const struct loom_mpi_wait *wait_of(int i)
 {
     struct loom_rank *r = &loom_job.ranks[i];
-    if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == LOOM_RANK_DONE)
+    if (!snap.held[i] || __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == LOOM_RANK_DONE)
+        return NULL;
+    if (!(atomic_load_explicit(&r->mpi_wait_seq, memory_order_acquire) & 1))
         return NULL;
     return atomic_load_explicit(&r->mpi_wait, memory_order_relaxed);
 }
-
 /* The ranks that rank i waits for (up to MAX_PEERS): for a collective,
  * the members not in the same call. */
 static int edges(int i, int *out)
@@ -233,7 +270,8 @@ static void append_absent(int i, const struct loom_mpi_wait *w, char *buf)
     size_t len = strlen(buf);
     if (n <= 0)
         return;
-    const char *sep = "; members not in this call: ";
+    const char *sep =
+        snap.live ? "; members not parked in this call: " : "; members not in this call: ";
     int first = -1, last = -1;
     for (int j = 0; j <= n; j++) {
         int p = j < n ? peers[j] : -1;
@@ -262,9 +300,22 @@ static void append_absent(int i, const struct loom_mpi_wait *w, char *buf)
 
 static void describe(int i, char *buf)
 {
+    struct loom_rank *r = &loom_job.ranks[i];
     const struct loom_mpi_wait *w = wait_of(i);
-    if (!w)
+    int state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+    if (state == LOOM_RANK_DONE)
         snprintf(buf, DESCRIPTION, "has ended");
+    else if (state == LOOM_RANK_NEW)
+        snprintf(buf, DESCRIPTION, "has not started");
+    else if (!snap.held[i])
+        snprintf(buf, DESCRIPTION, "%s",
+                 atomic_load_explicit(&r->mpi_wait_seq, memory_order_relaxed) & 1
+                     ? "runs in an MPI call (not parked: it polls, or was just woken)"
+                     : "runs (computes, or is in a system call that does not park)");
+    else if (!w)
+        snprintf(buf, DESCRIPTION,
+                 "is parked outside MPI (a sleep, a lock, a condition variable, "
+                 "a semaphore, or a blocking call that parks)");
     else if (w->describe)
         w->describe(w, buf, DESCRIPTION);
     else
@@ -283,27 +334,55 @@ static void describe(int i, char *buf)
     }
 }
 
-static void report(double seconds)
+#define BT_TEXT 4096
+
+/* Rank i's description and, if asked for, its backtrace. */
+static void look(int i, bool backtraces, char *desc, char *bt)
+{
+    describe(i, desc);
+    bt[0] = 0;
+    if (backtraces && snap.held[i])
+        (void)loom_rank_backtrace(&loom_job.ranks[i], bt, BT_TEXT);
+}
+
+/* Prints a line per rank, consecutive ranks with the same text (and the
+ * same backtrace) grouped, each followed by its backtrace. */
+static void print_ranks(bool backtraces)
 {
     int n = loom_job.nranks;
-    say("loom: deadlock: every rank that has not ended waits in MPI, and none of "
-        "their waits can complete (nothing changed for %.1f s); ending the job\n",
-        seconds);
     char cur[DESCRIPTION], next[DESCRIPTION];
+    char *cbt = malloc(BT_TEXT), *nbt = malloc(BT_TEXT);
+    if (!cbt || !nbt) {
+        free(cbt);
+        free(nbt);
+        return;
+    }
     int first = 0;
-    describe(0, cur);
+    look(0, backtraces, cur, cbt);
     for (int i = 1; i <= n; i++) {
-        if (i < n)
-            describe(i, next);
-        if (i < n && strcmp(next, cur) == 0)
-            continue;
+        if (i < n) {
+            look(i, backtraces, next, nbt);
+            if (strcmp(next, cur) == 0 && strcmp(nbt, cbt) == 0)
+                continue;
+        }
         if (i - 1 == first)
             say("loom: rank %d: %s\n", first, cur);
         else
             say("loom: ranks %d-%d: %s\n", first, i - 1, cur);
+        for (char *line = cbt, *end; *line; line = end) {
+            end = strchr(line, '\n');
+            int len = end ? (int)(end - line) : (int)strlen(line);
+            say("loom:     %.*s\n", len, line);
+            end = end ? end + 1 : line + len;
+        }
         first = i;
         memcpy(cur, next, sizeof cur);
+        char *t = cbt;
+        cbt = nbt;
+        nbt = t;
     }
+    free(cbt);
+    free(nbt);
     if (loom_deadlock_unreceived)
         for (int i = 0; i < n; i++) {
             char buf[512];
@@ -312,23 +391,149 @@ static void report(double seconds)
             if (buf[0])
                 say("loom: rank %d has not received %s\n", i, buf);
         }
-    print_cycle();
 }
 
-/* ---- the detector's thread ----------------------------------------------------- */
+/* Takes the snapshot (holds the parked ranks where they are), prints it
+ * with head first, and lets the ranks go on. */
+static void snapshot_locked(bool live, const char *head, bool backtraces)
+{
+    int n = loom_job.nranks;
+    static bool *held;
+    if (!held)
+        held = calloc((size_t)n, sizeof *held);
+    if (!held)
+        return;
+    snap.held = held;
+    snap.live = live;
+    loom_ult_hold_begin();
+    for (int i = 0; i < n; i++) {
+        struct loom_rank *r = &loom_job.ranks[i];
+        snap.held[i] = r->ult && loom_ult_held(r->ult);
+    }
+    say("%s", head);
+    print_ranks(backtraces);
+    if (!live)
+        print_cycle();
+    loom_ult_hold_end();
+    snap.held = NULL;
+}
 
-static void *detector(void *arg)
+static void print_snapshot(bool live, const char *head)
+{
+    pthread_mutex_lock(&report_lock);
+    snapshot_locked(live, head, loom_opt_flag(LOOM_OPT_BACKTRACE));
+    pthread_mutex_unlock(&report_lock);
+}
+
+static void report(double seconds)
+{
+    char head[256];
+    snprintf(head, sizeof head,
+             "loom: deadlock: every rank that has not ended waits in MPI, and none of "
+             "their waits can complete (nothing changed for %.1f s); ending the job\n",
+             seconds);
+    print_snapshot(false, head);
+}
+
+/* ---- the job's state, on request ------------------------------------------------ */
+
+static sem_t wake;
+static bool wake_ready;
+static _Atomic int quit_requests;
+static uint64_t started_ns;
+
+static void state_head(const char *why, char *head, size_t len)
+{
+    int n = loom_job.nranks, ended = 0, parked_in_mpi = 0;
+    for (int i = 0; i < n; i++) {
+        struct loom_rank *r = &loom_job.ranks[i];
+        ended += __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == LOOM_RANK_DONE;
+        parked_in_mpi += (atomic_load_explicit(&r->mpi_wait_seq, memory_order_relaxed) & 1) != 0;
+    }
+    snprintf(head, len,
+             "loom: state of the job after %.1f s (%s): %d rank%s on %d worker%s, %d ended, %d "
+             "in an MPI wait\n",
+             (double)(loom_time_ns() - started_ns) / 1e9, why, n, n == 1 ? "" : "s",
+             loom_job.nworkers, loom_job.nworkers == 1 ? "" : "s", ended, parked_in_mpi);
+}
+
+void loom_state_print(const char *why)
+{
+    if (!loom_job.ranks || loom_job.singleton)
+        return;
+    char head[256];
+    state_head(why, head, sizeof head);
+    print_snapshot(true, head);
+    loom_debug_state_printed();
+}
+
+bool loom_state_snapshot_to(char *buf, size_t n, bool backtraces)
+{
+    if (!loom_job.ranks || loom_job.singleton || n == 0)
+        return false;
+    /* Called by a debugger into a stopped process: no waiting for a lock
+     * that a stopped thread may hold. */
+    if (pthread_mutex_trylock(&report_lock) != 0)
+        return false;
+    char head[256];
+    state_head("asked by a debugger", head, sizeof head);
+    sink.buf = buf;
+    sink.cap = n;
+    sink.len = 0;
+    buf[0] = 0;
+    snapshot_locked(true, head, backtraces);
+    sink.buf = NULL;
+    pthread_mutex_unlock(&report_lock);
+    return true;
+}
+
+/* SIGQUIT to the process (kill -QUIT <mpiexec's pid>): async-signal-safe. */
+static void quit_handler(int sig)
+{
+    (void)sig;
+    int e = errno;
+    atomic_fetch_add_explicit(&quit_requests, 1, memory_order_relaxed);
+    if (wake_ready)
+        sem_post(&wake);
+    errno = e;
+}
+
+bool loom_state_sigquit_taken(void)
+{
+    return wake_ready && loom_opt_flag(LOOM_OPT_SIGQUIT_STATE);
+}
+
+/* ---- the watcher's thread ----------------------------------------------------- */
+
+static void *watcher(void *arg)
 {
     (void)arg;
     int n = loom_job.nranks;
     uint32_t *seq = calloc((size_t)n, sizeof *seq), *first = calloc((size_t)n, sizeof *first);
     if (!seq || !first)
         return NULL;
+    bool deadlock = loom_opt_flag(LOOM_OPT_DEADLOCK);
+    uint64_t state_after = loom_opt_size(LOOM_OPT_REPORT_STATE_AFTER);
     bool have = false;
     uint64_t since = 0;
     for (;;) {
-        struct timespec ts = {0, (long)SAMPLE_NS};
-        nanosleep(&ts, NULL);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)SAMPLE_NS;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        while (sem_timedwait(&wake, &ts) != 0 && errno == EINTR)
+            ;
+        if (atomic_exchange_explicit(&quit_requests, 0, memory_order_relaxed))
+            loom_state_print("mpiexec received SIGQUIT");
+        if (state_after && loom_time_ns() - started_ns >= state_after * 1000000000ull) {
+            state_after = 0;
+            loom_state_print("--report-state-after");
+        }
+        if (!deadlock)
+            continue;
         if (!stuck_now(seq)) {
             have = false;
             continue;
@@ -351,13 +556,25 @@ static void *detector(void *arg)
 
 void loom_deadlock_start(void)
 {
-    if (loom_job.singleton || loom_job.nranks < 1 || !loom_opt_flag(LOOM_OPT_DEADLOCK))
+    if (loom_job.singleton || loom_job.nranks < 1)
         return;
+    started_ns = loom_time_ns();
+    if (sem_init(&wake, 0, 0) != 0)
+        return;
+    wake_ready = true;
+    if (loom_opt_flag(LOOM_OPT_SIGQUIT_STATE)) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = quit_handler;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGQUIT, &sa, NULL);
+    }
     pthread_t t;
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &a, detector, NULL) == 0)
-        pthread_setname_np(t, "loom-deadlock");
+    if (pthread_create(&t, &a, watcher, NULL) == 0)
+        pthread_setname_np(t, "loom-watch");
     pthread_attr_destroy(&a);
 }

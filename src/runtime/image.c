@@ -29,8 +29,10 @@
  *    relocations, IFUNC symbols, TEXTREL) gets a whole copy per rank instead,
  *    dlopen runs its constructors, and it is remapped the same way after.
  *  - glibc hands back the object already loaded from a path it has seen,
- *    and a closed memfd's number is reused: each load opens /proc/self/fd/N
+ *    and a closed memfd's number is reused: each load opens /proc/PID/fd/N
  *    spelled its own way ("/" or "/." per bit of a load counter first).
+ *    Once loaded, the copy's link-map name becomes the program's path, so
+ *    that dladdr and a debugger attached later name (and read) the file.
  * Lost to sharing: relro (the writable segment is one read-write mapping)
  * and the split between executable and read-only pages (the headers and
  * rodata are mapped executable with the text).
@@ -51,6 +53,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/ult.h"
@@ -812,15 +815,18 @@ static int fill_copy(int fd)
     return ftruncate(fd, (off_t)img.len);
 }
 
-/* "/" or "/." per bit of k, lowest first, then "/proc/self/fd/N": a
+/* "/" or "/." per bit of k, lowest first, then "/proc/PID/fd/N": a
  * spelling of the path that no other load of this job uses. glibc compares
- * the new path with every loaded object's: the paths differ early. */
+ * the new path with every loaded object's: the paths differ early. The pid,
+ * not "self": a debugger reads the objects of its inferior by their paths,
+ * in its own process, as the load happens. The kernel's pid: getpid() is
+ * the rank's own (signal.c). */
 static void rank_path(char *buf, size_t len, int fd, unsigned k)
 {
     char *p = buf;
     for (int b = 0; b < img.path_bits; b++)
         p = stpcpy(p, (k >> b) & 1 ? "/." : "/");
-    snprintf(p, len - (size_t)(p - buf), "/proc/self/fd/%d", fd);
+    snprintf(p, len - (size_t)(p - buf), "/proc/%ld/fd/%d", syscall(SYS_getpid), fd);
 }
 
 /* Copies into tmp the non-zero pages of .bss at [from, len) of cur: those
@@ -1489,6 +1495,12 @@ static int load_locked(struct loom_rank *r)
     }
     r->dl = dl;
     r->image_base = lm->l_addr;
+    /* glibc allocated the name and frees it at dlclose: so is ours. */
+    char *real = loom_job.program ? realpath(loom_job.program, NULL) : NULL;
+    if (real) {
+        free(lm->l_name);
+        lm->l_name = real;
+    }
     if (first)
         keep_libraries_tls(lm->l_addr);
     if (template) {
@@ -1507,6 +1519,16 @@ void *loom_image_sym(const struct loom_rank *r, const char *name)
     if (t >= cl.t_base + cl.span_lo && t < cl.t_base + cl.span_hi)
         return (void *)(t - cl.t_base + r->image_base);
     return (void *)t;
+}
+
+uintptr_t loom_image_unclone(const struct loom_rank *r, uintptr_t addr)
+{
+    if (r->dl || !cl.template_dl || !r->image_base)
+        return addr;
+    uintptr_t b = r->image_base;
+    if (addr >= b + cl.span_lo && addr < b + cl.span_hi)
+        return addr - b + cl.t_base;
+    return addr;
 }
 
 bool loom_image_text(const struct loom_rank *r, uintptr_t *lo_p, uintptr_t *hi_p)

@@ -169,6 +169,7 @@ static void *timeout_thread(void *arg)
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
     loom_log_error("the job reached its time limit of %g s (--timeout); ending it", timeout_s);
+    loom_state_print("--timeout");
     loom_job_end(124);
     return NULL;
 }

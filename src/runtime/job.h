@@ -133,6 +133,30 @@ extern void (*loom_deadlock_unreceived)(int r, char *buf, size_t n);
 /* Starts the detector (LOOM_DEADLOCK, default on) for a job of ranks. */
 void loom_deadlock_start(void);
 
+/* ---- the job's state (state.c, backtrace.c) ---------------------------------- */
+
+/* Writes rank r's backtrace to buf, a frame a line ("#0 MPI_Recv+0x1c
+ * (libloom.so.0)"), from the MPI (or libc) call it waits in to its main;
+ * returns the number of frames, 0 when none can be taken. Only for a rank
+ * that loom_ult_held() reports, during a hold. */
+int loom_rank_backtrace(const struct loom_rank *r, char *buf, size_t n);
+/* Prints every rank's state (what it waits for, its backtrace) without
+ * stopping the job; why goes in the first line. */
+void loom_state_print(const char *why);
+/* Whether SIGQUIT from outside is Loom's (the state view), not the ranks'. */
+bool loom_state_sigquit_taken(void);
+/* The state view into buf (NUL-terminated, cut at n), for a debugger's
+ * inferior call; false when a report is being printed. */
+bool loom_state_snapshot_to(char *buf, size_t n, bool backtraces);
+
+/* ---- debugger support (debug.c) -------------------------------------------- */
+
+/* Called by each rank as MPI_Init starts: a rank named by LOOM_DEBUG_RANK
+ * (mpiexec --debug-rank) waits there until a debugger lets it go. */
+void loom_debug_rank_init(int rank);
+/* Called after each state view: a breakpoint target for gdb. */
+void loom_debug_state_printed(void);
+
 /* Runs the job described by spec; returns the exit status for mpiexec. */
 int loom_job_run(const struct loom_job_spec *spec) LOOM_MUST_CHECK;
 
@@ -202,6 +226,9 @@ int loom_image_load(struct loom_rank *r) LOOM_MUST_CHECK;
 void *loom_image_sym(const struct loom_rank *r, const char *name);
 /* The executable pages of r's copy. */
 bool loom_image_text(const struct loom_rank *r, uintptr_t *lo_p, uintptr_t *hi_p);
+/* addr, or where addr of rank r's clone lies in the template (the copy
+ * glibc loaded, which dladdr and debuggers know). */
+uintptr_t loom_image_unclone(const struct loom_rank *r, uintptr_t addr);
 /* The memory mappings (vm.max_map_count) each rank's copy costs. */
 int loom_image_maps_per_rank(void);
 void loom_image_release(void);

@@ -709,6 +709,10 @@ static void forward(int sig)
 {
     if (is_fault(sig) || (atomic_load(&S.forwarded) & bit(sig)))
         return;
+    /* SIGQUIT from outside prints the job's state; a rank's handler still
+     * runs for the SIGQUIT a rank raises. */
+    if (sig == SIGQUIT && loom_state_sigquit_taken())
+        return;
     start_thread();
     pthread_mutex_lock(&S.install_lock);
     if (!(atomic_load(&S.forwarded) & bit(sig))) {

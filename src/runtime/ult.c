@@ -89,6 +89,7 @@ enum {
     ST_PARKED = 2,
     ST_DONE = 3,
     ST_NOTIFY = 4,
+    ST_LENT = 8, /* parked, its stack lent (loom_ult_borrow_stack): not resumable */
 };
 
 #define DEFAULT_STACK (256 * 1024)
@@ -140,8 +141,10 @@ struct loom_ult {
     /* Its own counts (loom_ult_stats): parks, resumptions after a park or
      * a wake that came first, and yields to another ready ULT. */
     uint64_t parks, wakeups, yields;
-    bool lib_foreign;      /* lib_blocks point at glibc's blocks (not ours to free) */
-    void *guard, *lo, *hi; /* mapping is [guard, hi) */
+    struct loom_ult *held_next; /* in g.held (loom_ult_hold_begin) */
+    _Atomic bool in_held;       /* parked in held_here: watches leave it */
+    bool lib_foreign;           /* lib_blocks point at glibc's blocks (not ours to free) */
+    void *guard, *lo, *hi;      /* mapping is [guard, hi) */
     struct loom_ult *all_next;
 #if defined(LOOM_SANITIZE_address)
     void *asan_fake;
@@ -204,7 +207,10 @@ static struct {
 
     pthread_mutex_t all_lock;
     struct loom_ult *all;
-} g = {.all_lock = PTHREAD_MUTEX_INITIALIZER};
+    _Atomic int hold;      /* loom_ult_hold_begin: resumed ULTs wait */
+    atomic_flag held_lock; /* guards held, and hold's clearing */
+    struct loom_ult *held; /* ULTs parked again in held_here */
+} g = {.held_lock = ATOMIC_FLAG_INIT, .all_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* initial-exec: libloom is loaded with the program (mpiexec, or a program
  * run directly), so its TLS is static and needs no __tls_get_addr call. */
@@ -347,6 +353,9 @@ static bool watch_scan(struct worker *w)
     for (struct watch *r = w->watch; r; r = r->next) {
         uint32_t s = atomic_load_explicit(&r->u->state, memory_order_relaxed);
         if (s != ST_PARKED || (!r->done(r->arg) && (!r->deadline || now < r->deadline)))
+            continue;
+        /* Held (loom_ult_hold_begin): the end of the hold wakes it. */
+        if (LOOM_UNLIKELY(atomic_load_explicit(&r->u->in_held, memory_order_relaxed)))
             continue;
         /* Acq_rel as in loom_ult_wake: we resume it ourselves. */
         if (atomic_compare_exchange_strong_explicit(&r->u->state, &s, ST_RUN, memory_order_acq_rel,
@@ -1126,7 +1135,122 @@ void loom_ult_yield(void)
     switch_to(w, self, next);
 }
 
+static void held_lock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&g.held_lock, memory_order_acquire))
+        loom_cpu_relax();
+}
+
+static void held_unlock(void)
+{
+    atomic_flag_clear_explicit(&g.held_lock, memory_order_release);
+}
+
+static void park(void);
+
+/* A ULT resumed from its park during a hold: it parks again, still inside
+ * the park it was resumed from (its stack unchanged above this frame, its
+ * registers saved for loom_ult_borrow_stack), until loom_ult_hold_end wakes
+ * it. */
+static LOOM_NOINLINE void held_here(void)
+{
+    struct loom_ult *self = tls_worker->current;
+    for (;;) {
+        held_lock();
+        if (!atomic_load_explicit(&g.hold, memory_order_relaxed)) {
+            held_unlock();
+            return;
+        }
+        if (!atomic_load_explicit(&self->in_held, memory_order_relaxed)) {
+            atomic_store_explicit(&self->in_held, true, memory_order_relaxed);
+            self->held_next = g.held;
+            g.held = self;
+        }
+        held_unlock();
+        park();
+    }
+}
+
+void loom_ult_hold_begin(void)
+{
+    atomic_store_explicit(&g.hold, 1, memory_order_seq_cst);
+}
+
+void loom_ult_hold_end(void)
+{
+    held_lock();
+    atomic_store_explicit(&g.hold, 0, memory_order_release);
+    struct loom_ult *list = g.held;
+    g.held = NULL;
+    for (struct loom_ult *u = list; u; u = u->held_next)
+        atomic_store_explicit(&u->in_held, false, memory_order_relaxed);
+    held_unlock();
+    /* A wake that comes before the ULT parked leaves it a permit. */
+    for (struct loom_ult *u = list, *next; u; u = next) {
+        next = u->held_next;
+        loom_ult_wake(u);
+    }
+}
+
+bool loom_ult_held(const struct loom_ult *u)
+{
+    /* Seq_cst, after the seq_cst store of hold (Dekker with the wake's CAS):
+     * parked here means any resumption sees the hold. */
+    return atomic_load(&g.hold) && (atomic_load_explicit(&u->state, memory_order_seq_cst) &
+                                    ~(uint32_t)ST_NOTIFY) == ST_PARKED;
+}
+
+bool loom_ult_borrow_stack(struct loom_ult *u, void (*fn)(void *), void *arg)
+{
+#if defined(__x86_64__)
+    if (!atomic_load(&g.hold))
+        return false;
+    /* PARKED -> LENT: no wake or watch can resume it meanwhile (they move
+     * only PARKED, and leave a permit on anything else). A held ULT resumed
+     * by a deadline parks again at once (held_here): try for a while. */
+    uint32_t s = ST_PARKED;
+    for (int i = 0; !atomic_compare_exchange_strong_explicit(
+             &u->state, &s, ST_LENT, memory_order_acq_rel, memory_order_relaxed);
+         i++) {
+        if (i == 100000 || s == ST_DONE)
+            return false;
+        s = ST_PARKED;
+        loom_cpu_relax();
+    }
+    bool room = u->sp && (char *)u->sp - (char *)u->lo >= 64 * 1024;
+    if (room)
+        loom_ctx_borrow(u->sp, fn, arg);
+    s = ST_LENT;
+    if (!atomic_compare_exchange_strong_explicit(&u->state, &s, ST_PARKED, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        /* Woken while lent (LENT | NOTIFY): resume it as the wake would
+         * have. Release: the waker's writes, which we acquired, go with it. */
+        atomic_store_explicit(&u->state, ST_RUN, memory_order_release);
+        enqueue(u);
+    }
+    return room;
+#else
+    (void)u, (void)fn, (void)arg;
+    return false;
+#endif
+}
+
+void *loom_ult_saved_sp(const struct loom_ult *u)
+{
+    return loom_ult_parked(u) ? u->sp : NULL;
+}
+
 void loom_ult_park(void)
+{
+    park();
+    /* Acquire is enough: a waker's CAS PARKED -> RUN (a full barrier) came
+     * after the holder's seq_cst store of hold and its look at our state
+     * (see loom_ult_held), and our resumption comes after that CAS. */
+    if (LOOM_UNLIKELY(atomic_load_explicit(&g.hold, memory_order_acquire)))
+        held_here();
+}
+
+static void park(void)
 {
     struct worker *w = tls_worker;
     if (!w || w->current->is_sched)

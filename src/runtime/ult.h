@@ -74,6 +74,33 @@ int loom_sched_nworkers(void);
  * detector. */
 bool loom_ult_parked(const struct loom_ult *u);
 
+/* Holding parked ULTs where they are, to read what they left on their
+ * stacks (the job's state view, src/runtime/state.c). Between
+ * loom_ult_hold_begin() and loom_ult_hold_end(), a ULT that loom_ult_held()
+ * found parked does not return from its park: a wake makes it ready, and
+ * when it resumes it waits (spinning, on its worker) until the hold ends.
+ * Holds do not nest (callers serialize). ULTs that are running or ready are
+ * not held. */
+void loom_ult_hold_begin(void);
+void loom_ult_hold_end(void);
+/* During a hold: whether u is parked, and so stays in its park until the
+ * hold ends. */
+bool loom_ult_held(const struct loom_ult *u);
+
+/* During a hold, for a ULT that loom_ult_held() reported: runs fn(arg) on
+ * the calling thread but on u's stack, below the frame u left there, with
+ * call-frame information that makes u's frames the callers of fn, so that
+ * an unwinder started in fn (backtrace(3)) walks u's stack. u cannot be
+ * resumed meanwhile (a wake is kept and carried out after). False, without
+ * calling fn, where that is not possible (an architecture without it, u not
+ * parked, less than 64 KiB of u's stack left). */
+bool loom_ult_borrow_stack(struct loom_ult *u, void (*fn)(void *), void *arg);
+
+/* The stack pointer u was switched out at, while it is parked (NULL
+ * otherwise): its callee-saved registers and return address lie above it
+ * (ult_ctx.h). For a debugger, with the process stopped. */
+void *loom_ult_saved_sp(const struct loom_ult *u);
+
 /* Whether every worker sleeps on its futex now (none runs a ULT or polls):
  * a snapshot. */
 bool loom_sched_all_asleep(void);

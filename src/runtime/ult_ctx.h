@@ -26,6 +26,14 @@ void loom_ctx_trampoline(void);
 
 typedef void (*loom_ctx_entry)(void *prev, void *self);
 
+#if defined(__x86_64__)
+/* Runs fn(arg) on the stack of a context switched out at sp, below the frame
+ * it left there, with call-frame information that makes that context's
+ * frames fn's callers (loom_ult_borrow_stack). The context must stay
+ * switched out until this returns. */
+void loom_ctx_borrow(void *sp, void (*fn)(void *), void *arg);
+#endif
+
 /* Builds the first frame of a context on a stack whose top is hi (16-byte
  * aligned) and returns its stack pointer. Touches only the top of the stack. */
 static inline void *loom_ctx_init(void *hi, loom_ctx_entry entry, void *self)

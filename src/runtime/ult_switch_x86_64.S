@@ -73,4 +73,56 @@ loom_ctx_trampoline:
     .cfi_endproc
     .size   loom_ctx_trampoline, .-loom_ctx_trampoline
 
+/* void loom_ctx_borrow(void *sp, void (*fn)(void *), void *arg): calls fn(arg)
+ * with rsp 512 bytes below sp (rounded to 16), on the stack of a context that
+ * loom_ctx_switch switched out at sp. At the call, the frame information says
+ * that the caller's frame is that context as loom_ctx_switch left it: CFA =
+ * sp + 64, the return address at CFA-8 and rbp, rbx, r12, r13, r14, r15 below
+ * it, in the order loom_ctx_switch pushed them. rbx holds sp across the call
+ * (callee-saved), r12 our own stack pointer. */
+    .globl  loom_ctx_borrow
+    .hidden loom_ctx_borrow
+    .type   loom_ctx_borrow, @function
+    .p2align 4
+loom_ctx_borrow:
+    .cfi_startproc
+    pushq   %rbp
+    .cfi_adjust_cfa_offset 8
+    .cfi_rel_offset rbp, 0
+    pushq   %rbx
+    .cfi_adjust_cfa_offset 8
+    .cfi_rel_offset rbx, 0
+    pushq   %r12
+    .cfi_adjust_cfa_offset 8
+    .cfi_rel_offset r12, 0
+    movq    %rdi, %rbx
+    movq    %rsp, %r12
+    .cfi_remember_state
+    .cfi_def_cfa rbx, 64
+    .cfi_offset rip, -8
+    .cfi_offset rbp, -16
+    .cfi_offset rbx, -24
+    .cfi_offset r12, -32
+    .cfi_offset r13, -40
+    .cfi_offset r14, -48
+    .cfi_offset r15, -56
+    leaq    -512(%rdi), %rsp
+    andq    $-16, %rsp
+    movq    %rdx, %rdi
+    call    *%rsi
+    movq    %r12, %rsp
+    .cfi_restore_state
+    popq    %r12
+    .cfi_adjust_cfa_offset -8
+    .cfi_restore r12
+    popq    %rbx
+    .cfi_adjust_cfa_offset -8
+    .cfi_restore rbx
+    popq    %rbp
+    .cfi_adjust_cfa_offset -8
+    .cfi_restore rbp
+    ret
+    .cfi_endproc
+    .size   loom_ctx_borrow, .-loom_ctx_borrow
+
     .section .note.GNU-stack,"",@progbits

@@ -9,6 +9,8 @@
  *   send_cycle     ranks 0 and 1 both send 1 MiB (rendezvous) to each other first
  *   missing_coll   every rank but the last calls MPI_Allreduce; the last
  *                  receives from rank 0
+ *   missing_bcast  every rank but the root (0) calls MPI_Bcast; the root goes
+ *                  to MPI_Finalize
  *   wrong_tag      rank 0 sends tag 1 and ends; rank 1 receives tag 2
  *   waitall        rank 0 waits for an Irecv from rank 1, which is in MPI_Barrier
  *   ssend_barrier  rank 0 Ssends to rank 1, which is in MPI_Barrier
@@ -20,6 +22,7 @@
  *   nb_coll        rank 0 enters an MPI_Iallreduce's wait 1.5 s after the others
  *   pipe           rank 0 reads a pipe that its thread fills after 1.5 s, then sends
  *   mutex          rank 0 waits for a mutex a thread holds for 1.5 s, then sends
+ *   stdin          rank 0 reads a line of stdin (the test writes it after 1.5 s)
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -105,6 +108,12 @@ static void late_sender(const char *mode)
         if (read(fds[0], &c, 1) != 1)
             abort();
         pthread_join(t, NULL);
+    } else if (strcmp(mode, "stdin") == 0) {
+        /* Rank 0 gets mpiexec's stdin; the line comes late (the test's
+         * writer sleeps first). */
+        char line[64];
+        if (!fgets(line, sizeof line, stdin))
+            abort();
     } else if (strcmp(mode, "mutex") == 0) {
         pthread_t t;
         pthread_create(&t, NULL, holder, NULL);
@@ -141,6 +150,14 @@ int main(int argc, char **argv)
             MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         else
             recv_from(0);
+    } else if (strcmp(mode, "missing_bcast") == 0) {
+        /* The root never calls the broadcast: it goes to MPI_Finalize. (A
+         * rank other than the root that skips a small broadcast need not
+         * block anyone, here as under a process MPI.) */
+        if (rank > 0)
+            MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Finalize();
+        return 0;
     } else if (strcmp(mode, "wrong_tag") == 0) {
         if (rank == 0)
             MPI_Send(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
