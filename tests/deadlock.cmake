@@ -14,9 +14,10 @@ set(CYCLE01 "wait-for cycle: 0 -> 1 -> 0$")
 foreach(n IN LISTS dl_sizes)
   math(EXPR last "${n} - 1")
   expect(deadlock_recv_cycle_${n} --status 85 --err "^loom: deadlock: every rank"
-         --err "rank 0: waits for a receive from rank 1 \\(tag 0, MPI_COMM_WORLD"
+         --err "rank 0: waits for a receive from rank 1 \\(tag 0, MPI_COMM_WORLD \\(context 0\\), up to 1 MPI_INT \\(4 bytes\\)\\)$"
          --err "wait-for cycle: 0 -> 1 -> ([0-9]+ -> )*0$" -- ${RUN} --timeout 60 -n ${n} ${D} recv_cycle)
-  expect(deadlock_send_cycle_${n} --status 85 --err "rank 0: waits for a send to rank 1 \\(tag 0"
+  expect(deadlock_send_cycle_${n} --status 85
+         --err "rank 0: waits for a send to rank 1 \\(tag 0, MPI_COMM_WORLD \\(context 0\\), 1048576 MPI_CHAR \\(1048576 bytes\\)\\) to be received$"
          --err "rank 1: waits for a send to rank 0" --err "${CYCLE01}" -- ${RUN} --timeout 60 -n ${n} ${D} send_cycle)
   expect(deadlock_missing_coll_${n} --status 85
          --err "in MPI_Allreduce on MPI_COMM_WORLD \\(context 0\\). members not in this call: ${last}$"

@@ -1571,9 +1571,23 @@ static bool req_cond(const void *arg)
 
 /* ---- what a waiting rank waits for (deadlock detection) ------------------ */
 
+/* "16 MPI_DOUBLE (128 bytes)" for a predefined datatype, else "128 bytes"
+ * (a derived datatype may already be freed: MPI lets a program free it
+ * while a request that uses it is pending). */
+static void amount_text(const loom_req *r, char *buf, size_t n)
+{
+    const struct loom_type *t = r->type;
+    char name[MPI_MAX_OBJECT_NAME];
+    if (t && t->predefined && t->size > 0 && r->bytes % t->size == 0 &&
+        loom_type_get_name(t, name) > 0)
+        snprintf(buf, n, "%zu %.40s (%zu bytes)", r->bytes / t->size, name, r->bytes);
+    else
+        snprintf(buf, n, "%zu bytes", r->bytes);
+}
+
 static void req_text(const loom_req *r, char *buf, size_t n)
 {
-    char comm[96] = "no communicator", tag[24], src[24];
+    char comm[96] = "no communicator", tag[24], src[24], amount[96];
     if (r->comm)
         loom_comm_describe(r->comm, comm, sizeof comm);
     if (r->tag == MPI_ANY_TAG)
@@ -1586,12 +1600,13 @@ static void req_text(const loom_req *r, char *buf, size_t n)
             snprintf(src, sizeof src, "any source");
         else
             snprintf(src, sizeof src, "rank %d", loom_comm_peer_world(r->comm, r->peer));
-        snprintf(buf, n, "a receive from %s (%s, %s, up to %zu bytes)", src, tag, comm, r->bytes);
+        amount_text(r, amount, sizeof amount);
+        snprintf(buf, n, "a receive from %s (%s, %s, up to %s)", src, tag, comm, amount);
         break;
     case LOOM_REQ_SEND:
-        snprintf(buf, n, "a%s send to rank %d (%s, %s, %zu bytes) to be received",
-                 r->mode == LOOM_MODE_SYNC ? " synchronous" : "", r->dest_world, tag, comm,
-                 r->bytes);
+        amount_text(r, amount, sizeof amount);
+        snprintf(buf, n, "a%s send to rank %d (%s, %s, %s) to be received",
+                 r->mode == LOOM_MODE_SYNC ? " synchronous" : "", r->dest_world, tag, comm, amount);
         break;
     case LOOM_REQ_GREQ:
         snprintf(buf, n, "a generalized request");
