@@ -76,9 +76,12 @@ static void gdb_script(char *buf, size_t n)
         snprintf(buf, n, "loom-gdb.py");
         return;
     }
-    const char *slash = strrchr(self.dli_fname, '/');
-    int dir = slash ? (int)(slash - self.dli_fname) : 1;
-    snprintf(buf, n, "%.*s/loom/loom-gdb.py", dir, slash ? self.dli_fname : ".");
+    char *real = realpath(self.dli_fname, NULL);
+    const char *lib = real ? real : self.dli_fname;
+    const char *slash = strrchr(lib, '/');
+    int dir = slash ? (int)(slash - lib) : 1;
+    snprintf(buf, n, "%.*s/loom/loom-gdb.py", dir, slash ? lib : ".");
+    free(real);
 }
 
 /* A breakpoint target: a rank stopped by --debug-rank calls it once. */
