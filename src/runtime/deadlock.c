@@ -42,6 +42,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -406,9 +407,20 @@ static void snapshot_locked(bool live, const char *head, bool backtraces)
     snap.held = held;
     snap.live = live;
     loom_ult_hold_begin();
+    /* A rank in an MPI wait that runs now (woken by its wait's own timeout,
+     * or still polling before it parks) parks again in a moment and then
+     * stays: give such ranks a little time, all of them together. */
+    uint64_t until = loom_time_ns() + (live ? 20 : 100) * 1000 * 1000ull;
     for (int i = 0; i < n; i++) {
         struct loom_rank *r = &loom_job.ranks[i];
         snap.held[i] = r->ult && loom_ult_held(r->ult);
+        while (!snap.held[i] && r->ult &&
+               __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == LOOM_RANK_RUNNING &&
+               (atomic_load_explicit(&r->mpi_wait_seq, memory_order_relaxed) & 1) &&
+               loom_time_ns() < until) {
+            sched_yield();
+            snap.held[i] = loom_ult_held(r->ult);
+        }
     }
     say("%s", head);
     print_ranks(backtraces);
