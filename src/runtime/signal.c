@@ -80,6 +80,10 @@ LOOM_INTERPOSE int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 LOOM_INTERPOSE int sigpending(sigset_t *set);
 LOOM_INTERPOSE int sigsuspend(const sigset_t *mask);
 LOOM_INTERPOSE int pause(void);
+LOOM_INTERPOSE int sigwait(const sigset_t *set, int *sig);
+LOOM_INTERPOSE int sigwaitinfo(const sigset_t *set, siginfo_t *info);
+LOOM_INTERPOSE int sigtimedwait(const sigset_t *set, siginfo_t *info,
+                                const struct timespec *timeout);
 LOOM_INTERPOSE int raise(int sig);
 LOOM_INTERPOSE int kill(pid_t pid, int sig);
 LOOM_INTERPOSE unsigned int alarm(unsigned int seconds);
@@ -109,6 +113,9 @@ static struct {
     int (*sigpending)(sigset_t *);
     int (*sigsuspend)(const sigset_t *);
     int (*pause)(void);
+    int (*sigwait)(const sigset_t *, int *);
+    int (*sigwaitinfo)(const sigset_t *, siginfo_t *);
+    int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
     int (*raise)(int);
     int (*kill)(pid_t, int);
     unsigned (*alarm)(unsigned);
@@ -146,6 +153,9 @@ __attribute__((constructor)) static void find_libc(void)
     FIND(sigpending);
     FIND(sigsuspend);
     FIND(pause);
+    FIND(sigwait);
+    FIND(sigwaitinfo);
+    FIND(sigtimedwait);
     FIND(raise);
     FIND(kill);
     FIND(alarm);
@@ -189,13 +199,17 @@ struct rank_sig {
     uint64_t mask;              /* blocked; written by the rank only, read by posters as a
                                    hint (a blocked signal runs once unblocked) */
     _Atomic unsigned handled;   /* handlers run (interrupts sleeps) */
+    _Atomic uint64_t waiting;   /* signals it waits for in sigwait & co (blocked ones too) */
     int depth;                  /* handlers running now */
     uint64_t outer_mask;        /* the mask before the outermost of them */
     void *async_sp;             /* frame of a kick-time delivery in progress */
     uintptr_t text_lo, text_hi; /* the code of the rank's copy of the program */
     pthread_mutex_t lock;       /* posters of info */
     int alarm;                  /* its ITIMER_REAL timer + 1; 0: none yet */
-    struct itimerval other[2];  /* ITIMER_VIRTUAL, ITIMER_PROF: kept, never fire */
+    /* ITIMER_VIRTUAL [0] and ITIMER_PROF [1], in the rank's sampled CPU
+     * time (cpu_ns, under S.lock): next expiry (0: disarmed), interval. */
+    uint64_t cpu_ns;
+    uint64_t cpu_next[2], cpu_interval[2];
 } LOOM_ALIGNED_CL;
 
 /* A timer of a rank: alarm/ITIMER_REAL or timer_create's. */
@@ -227,6 +241,8 @@ static struct {
     pthread_mutex_t lock; /* timers */
     struct timer *timers;
     int ntimers;
+    int cpu_armed;     /* ranks with an ITIMER_VIRTUAL or ITIMER_PROF armed */
+    uint64_t cpu_last; /* CLOCK_MONOTONIC ns of the last CPU sample */
 
     _Atomic int seq;          /* futex word: bumped to wake the signal thread */
     _Atomic uint64_t arrived; /* process-directed signals to dispatch */
@@ -495,8 +511,10 @@ static bool post(int t, int sig, const struct sinfo *in)
         atomic_fetch_or_explicit(&rs->pending, bit(sig), memory_order_release);
     }
     pthread_mutex_unlock(&rs->lock);
-    if (bit(sig) & rs->mask)
-        return fresh; /* blocked: sigprocmask delivers it once unblocked */
+    /* Blocked: sigprocmask delivers it once unblocked, or a sigwait of the
+     * rank takes it (then wake it). */
+    if ((bit(sig) & rs->mask) && !(bit(sig) & atomic_load(&rs->waiting)))
+        return fresh;
     loom_ult_attn(r->ult);
     loom_ult_wake(r->ult);
     if (loom_sched_worker_self() != r->worker && loom_ult_is_running(r->ult))
@@ -867,6 +885,101 @@ int pause(void)
     return -1;
 }
 
+static uint64_t mono_ns(void);
+static uint64_t ts_ns(const struct timespec *t);
+static bool ts_valid(const struct timespec *t);
+
+/* Takes one of the rank's pending signals in want (lowest first) into info;
+ * 0 if none. */
+static int take_pending(struct loom_rank *r, uint64_t want, siginfo_t *info)
+{
+    struct rank_sig *rs = rs_of(r);
+    for (;;) {
+        uint64_t ready = atomic_load_explicit(&rs->pending, memory_order_acquire) & want;
+        if (!ready)
+            return 0;
+        int sig = __builtin_ctzll(ready) + 1;
+        if (!(atomic_fetch_and_explicit(&rs->pending, ~bit(sig), memory_order_acq_rel) & bit(sig)))
+            continue;
+        if (info)
+            fill_info(info, sig, &rs->info[sig]);
+        return sig;
+    }
+}
+
+struct wait_arg {
+    struct rank_sig *rs;
+    uint64_t want;
+    struct loom_sig_since since;
+};
+
+static bool wait_done(const void *arg)
+{
+    const struct wait_arg *a = arg;
+    return (atomic_load_explicit(&a->rs->pending, memory_order_acquire) & a->want) ||
+           loom_sig_handled_since(&a->since);
+}
+
+int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+    struct loom_rank *r = on_ult();
+    if (!r || !loom_sig_may_park())
+        return LIBC(sigtimedwait)(set, info, timeout);
+    if (timeout && !ts_valid(timeout)) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct rank_sig *rs = rs_of(r);
+    struct wait_arg a = {rs, set_bits(set) & ~(bit(SIGKILL) | bit(SIGSTOP) | bit(S.kick)), {0}};
+    uint64_t deadline = timeout ? mono_ns() + ts_ns(timeout) : UINT64_MAX;
+    int sig = 0;
+    atomic_fetch_or(&rs->waiting, a.want);
+    for (;;) {
+        loom_sig_since_now(&a.since);
+        if ((sig = take_pending(r, a.want, info)) != 0)
+            break;
+        /* An unblocked signal outside the set runs its handler: EINTR. */
+        deliver(r, NULL);
+        if (loom_sig_handled_since(&a.since)) {
+            errno = EINTR;
+            break;
+        }
+        uint64_t now = mono_ns();
+        if (now >= deadline) {
+            errno = EAGAIN;
+            break;
+        }
+        loom_ult_sleep_or(deadline == UINT64_MAX ? UINT64_MAX : deadline - now, wait_done, &a);
+    }
+    atomic_fetch_and(&rs->waiting, ~a.want);
+    return sig ? sig : -1;
+}
+
+int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+    return sigtimedwait(set, info, NULL);
+}
+
+int sigwait(const sigset_t *set, int *sig)
+{
+    struct loom_rank *r = on_ult();
+    if (!r || !loom_sig_may_park())
+        return LIBC(sigwait)(set, sig);
+    /* sigwait does not fail with EINTR: a handler that ran meanwhile does
+     * not end it. */
+    for (;;) {
+        int e = errno, got = sigtimedwait(set, NULL, NULL);
+        if (got > 0) {
+            errno = e;
+            *sig = got;
+            return 0;
+        }
+        if (errno != EINTR)
+            return errno;
+        errno = e;
+    }
+}
+
 /* The rank's blocked set when it leaves its handlers by longjmp with a saved
  * mask (siglongjmp after sigsetjmp(env, 1)): the one before them. */
 static void left_handlers(struct __jmp_buf_tag *env)
@@ -1044,6 +1157,86 @@ static struct timer *alarm_of(struct loom_rank *r)
     return &S.timers[rs->alarm - 1];
 }
 
+/* ---- CPU-time timers: ITIMER_VIRTUAL and ITIMER_PROF ---------------------------
+ *
+ * A rank's CPU time for these is sampled, as kernels once did with their
+ * tick: while any rank has one armed, Loom's signal thread looks every
+ * CPU_SAMPLE_NS at which rank each worker runs and charges the time since
+ * its last look to that rank (a rank parked, ready but not running, or on an
+ * idle worker is not charged). Both timers count the same time (the rank's
+ * user and system time are not told apart); SIGVTALRM and SIGPROF go to the
+ * rank whose timer expired, as SI_KERNEL signals. */
+#define CPU_SAMPLE_NS (1000 * 1000ull)
+
+static int cpu_timer_set(struct loom_rank *r, int k, const struct itimerval *val,
+                         struct itimerval *old)
+{
+    struct rank_sig *rs = rs_of(r);
+    start_thread();
+    pthread_mutex_lock(&S.lock);
+    bool was = rs->cpu_next[0] || rs->cpu_next[1];
+    if (old) {
+        uint64_t left = rs->cpu_next[k] > rs->cpu_ns ? rs->cpu_next[k] - rs->cpu_ns : 0;
+        /* Armed but due: a sample will fire it; say 1 us as the kernel does. */
+        if (rs->cpu_next[k] && !left)
+            left = 1000;
+        *old = (struct itimerval){.it_interval = ns_tv(rs->cpu_interval[k]),
+                                  .it_value = ns_tv(rs->cpu_next[k] ? left : 0)};
+    }
+    if (val) {
+        uint64_t v =
+            (uint64_t)val->it_value.tv_sec * 1000000000u + (uint64_t)val->it_value.tv_usec * 1000u;
+        uint64_t iv = (uint64_t)val->it_interval.tv_sec * 1000000000u +
+                      (uint64_t)val->it_interval.tv_usec * 1000u;
+        rs->cpu_next[k] = v ? rs->cpu_ns + v : 0;
+        rs->cpu_interval[k] = iv;
+        bool now = rs->cpu_next[0] || rs->cpu_next[1];
+        S.cpu_armed += (int)now - (int)was;
+        if (now && !was && S.cpu_armed == 1)
+            S.cpu_last = mono_ns();
+    }
+    pthread_mutex_unlock(&S.lock);
+    if (val)
+        wake_thread();
+    return 0;
+}
+
+/* Charges the time since the last sample to the rank each worker runs and
+ * fires the CPU timers that expired (under S.lock); returns when to sample
+ * next. */
+static uint64_t sample_cpu(uint64_t now)
+{
+    if (!S.cpu_armed)
+        return UINT64_MAX;
+    uint64_t dt = now > S.cpu_last ? now - S.cpu_last : 0;
+    S.cpu_last = now;
+    for (int w = 0; w < S.nworkers; w++) {
+        struct loom_ult *u = loom_sched_running(w);
+        struct loom_rank *r = u ? loom_ult_get_data(u) : NULL;
+        if (!r || r->rank < 0 || r->rank >= S.nranks)
+            continue;
+        struct rank_sig *rs = &S.ranks[r->rank];
+        if (!rs->cpu_next[0] && !rs->cpu_next[1])
+            continue;
+        rs->cpu_ns += dt;
+        for (int k = 0; k < 2; k++) {
+            if (!rs->cpu_next[k] || rs->cpu_ns < rs->cpu_next[k])
+                continue;
+            struct sinfo in = {.code = SI_KERNEL};
+            post(r->rank, k ? SIGPROF : SIGVTALRM, &in);
+            if (rs->cpu_interval[k]) {
+                uint64_t missed = (rs->cpu_ns - rs->cpu_next[k]) / rs->cpu_interval[k];
+                rs->cpu_next[k] += (missed + 1) * rs->cpu_interval[k];
+            } else {
+                rs->cpu_next[k] = 0;
+                if (!rs->cpu_next[1 - k])
+                    S.cpu_armed--;
+            }
+        }
+    }
+    return now + CPU_SAMPLE_NS;
+}
+
 int setitimer(__itimer_which_t which, const struct itimerval *val, struct itimerval *old)
 {
     struct loom_rank *r = acting();
@@ -1054,18 +1247,8 @@ int setitimer(__itimer_which_t which, const struct itimerval *val, struct itimer
         errno = EINVAL;
         return -1;
     }
-    if (which != ITIMER_REAL) {
-        static atomic_flag warned;
-        if (!atomic_flag_test_and_set(&warned))
-            loom_log_warn("setitimer(ITIMER_VIRTUAL or ITIMER_PROF) in a rank is kept but never "
-                          "fires (docs/architecture.md)");
-        struct itimerval *o = &rs_of(r)->other[which == ITIMER_PROF];
-        if (old)
-            *old = *o;
-        if (val)
-            *o = *val;
-        return 0;
-    }
+    if (which != ITIMER_REAL)
+        return cpu_timer_set(r, which == ITIMER_PROF, val, old);
     start_thread();
     pthread_mutex_lock(&S.lock);
     struct timer *t = alarm_of(r);
@@ -1100,8 +1283,7 @@ int getitimer(__itimer_which_t which, struct itimerval *val)
             errno = EINVAL;
             return -1;
         }
-        *val = rs_of(r)->other[which == ITIMER_PROF];
-        return 0;
+        return cpu_timer_set(r, which == ITIMER_PROF, NULL, val);
     }
     return setitimer(ITIMER_REAL, NULL, val);
 }
@@ -1287,8 +1469,10 @@ static void *sig_thread(void *arg)
         }
         uint64_t now = mono_ns();
         pthread_mutex_lock(&S.lock);
-        uint64_t first = fire_timers(now);
+        uint64_t first = fire_timers(now), cpu = sample_cpu(now);
         pthread_mutex_unlock(&S.lock);
+        if (cpu < first)
+            first = cpu;
         /* A running rank that its kick found inside libloom: look again. */
         bool waiting = false;
         for (int t = 0; t < S.nranks; t++) {

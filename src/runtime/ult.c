@@ -665,7 +665,8 @@ static inline void switch_to(struct worker *w, struct loom_ult *from, struct loo
     switch_locale(w, to);
     switch_fs(w, to);
     switch_lib_tls(w, to);
-    w->current = to;
+    /* Relaxed atomic: the signal thread samples it (loom_sched_running). */
+    __atomic_store_n(&w->current, to, __ATOMIC_RELAXED);
     loom_ult_tls_data = to->data;
     san_before_switch(from, to, false);
     struct loom_ult *prev = loom_ctx_switch(&from->sp, to->sp, from);
@@ -1537,7 +1538,15 @@ void loom_ult_attn(struct loom_ult *u)
 
 bool loom_ult_is_running(const struct loom_ult *u)
 {
-    return u->w->current == u;
+    return __atomic_load_n(&u->w->current, __ATOMIC_RELAXED) == u;
+}
+
+struct loom_ult *loom_sched_running(int worker)
+{
+    if (worker < 0 || worker >= g.nworkers)
+        return NULL;
+    struct loom_ult *u = __atomic_load_n(&g.workers[worker].current, __ATOMIC_RELAXED);
+    return u && !u->is_sched ? u : NULL;
 }
 
 void loom_ult_set_fs_hook(void (*install)(void *fs))

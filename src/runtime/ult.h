@@ -225,6 +225,9 @@ void loom_ult_set_attn_hook(void (*hook)(void));
 void loom_ult_attn(struct loom_ult *u);
 /* Whether u is what its worker runs now (a racy look, for hints). */
 bool loom_ult_is_running(const struct loom_ult *u);
+/* The ULT worker runs now, NULL when it runs its scheduler (idle): a
+ * snapshot from any thread, for sampling CPU time (signal.c's CPU timers). */
+struct loom_ult *loom_sched_running(int worker);
 
 /* A working directory per ULT (src/runtime/rankfs.c): a switch to a ULT whose
  * fs differs from the one installed on the worker calls install(fs) (NULL:

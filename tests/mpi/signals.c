@@ -4,7 +4,7 @@
  * also runs as a plain process (the program run directly, a singleton, where
  * the calls are libc's): the expected values are what a process sees.
  *   signals MODE     MODE: alarm itimer timer oldact raise kill external
- *                          pidfile chdir segv mpiwait
+ *                          pidfile chdir segv mpiwait sigwait
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -291,6 +291,46 @@ static void mode_kill(void)
     free(pids);
 }
 
+/* sigwait, sigwaitinfo and sigtimedwait take the rank's own blocked signals:
+ * each rank blocks SIGUSR1, sends it to the next rank's pid and waits for
+ * the one from the previous rank; an empty wait times out. */
+static void mode_sigwait(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGUSR2);
+    CHECK_EQ(sigprocmask(SIG_BLOCK, &set, NULL), 0);
+    int *pids = malloc(sizeof(int) * (size_t)size);
+    int me = (int)getpid();
+    MPI_Allgather(&me, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
+    int to = (rank + 1) % size, from = (rank + size - 1) % size;
+    /* Nothing pending yet for this rank's own signal: times out. */
+    siginfo_t si;
+    struct timespec ten_ms = {0, 10000000};
+    errno = 0;
+    CHECK_EQ(sigtimedwait(&set, &si, &ten_ms), -1);
+    CHECK_EQ(errno, EAGAIN);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(kill(pids[to], SIGUSR1), 0);
+    memset(&si, 0, sizeof si);
+    CHECK_EQ(sigwaitinfo(&set, &si), SIGUSR1);
+    CHECK_EQ(si.si_signo, SIGUSR1);
+    CHECK_EQ(si.si_code, SI_USER);
+    CHECK_EQ((int)si.si_pid, pids[from]);
+    sigset_t pend;
+    CHECK_EQ(sigpending(&pend), 0);
+    CHECK(!sigismember(&pend, SIGUSR1));
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* sigwait: a signal raised by the rank itself, already pending. */
+    CHECK_EQ(raise(SIGUSR2), 0);
+    int sig = 0;
+    CHECK_EQ(sigwait(&set, &sig), 0);
+    CHECK_EQ(sig, SIGUSR2);
+    CHECK_EQ(sigprocmask(SIG_UNBLOCK, &set, NULL), 0);
+    free(pids);
+}
+
 /* A signal from outside to the job's process: every rank's handler runs. */
 static void mode_external(void)
 {
@@ -474,7 +514,7 @@ int main(int argc, char **argv)
     } modes[] = {{"alarm", mode_alarm},       {"itimer", mode_itimer},   {"timer", mode_timer},
                  {"oldact", mode_oldact},     {"raise", mode_raise},     {"kill", mode_kill},
                  {"external", mode_external}, {"pidfile", mode_pidfile}, {"chdir", mode_chdir},
-                 {"segv", mode_segv},         {"mpiwait", mode_mpiwait}};
+                 {"segv", mode_segv},         {"mpiwait", mode_mpiwait}, {"sigwait", mode_sigwait}};
     bool found = false;
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (strcmp(mode, modes[i].name) == 0) {
