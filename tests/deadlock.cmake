@@ -11,11 +11,14 @@ if(LOOM_SANITIZE)
   set(nm_sizes 2)
 endif()
 set(CYCLE01 "wait-for cycle: 0 -> 1 -> 0$")
+# A long cycle is shown by its ends and its length.
+expect(deadlock_long_cycle --status 85 --err "wait-for cycle: 0 -> 1 -> 2 -> 3 -> 4 -> 5 -> 6 -> 7 -> [.][.][.] \\(84 more\\) -> 92 -> 93 -> 94 -> 95 -> 96 -> 97 -> 98 -> 99 -> 0 \\(100 ranks\\)$"
+       -- env LOOM_BACKTRACE=0 ${RUN} --timeout 60 -n 100 ${D} recv_cycle)
 foreach(n IN LISTS dl_sizes)
   math(EXPR last "${n} - 1")
   expect(deadlock_recv_cycle_${n} --status 85 --err "^loom: deadlock: every rank"
          --err "rank 0: waits for a receive from rank 1 \\(tag 0, MPI_COMM_WORLD \\(context 0\\), up to 1 MPI_INT \\(4 bytes\\)\\)$"
-         --err "wait-for cycle: 0 -> 1 -> ([0-9]+ -> )*0$" -- ${RUN} --timeout 60 -n ${n} ${D} recv_cycle)
+         --err "wait-for cycle: 0 -> 1 -> ([0-9]+ -> |[.][.][.] \\([0-9]+ more\\) -> )*0( \\([0-9]+ ranks\\))?$" -- ${RUN} --timeout 60 -n ${n} ${D} recv_cycle)
   expect(deadlock_send_cycle_${n} --status 85
          --err "rank 0: waits for a send to rank 1 \\(tag 0, MPI_COMM_WORLD \\(context 0\\), 1048576 MPI_CHAR \\(1048576 bytes\\)\\) to be received$"
          --err "rank 1: waits for a send to rank 0" --err "${CYCLE01}" -- ${RUN} --timeout 60 -n ${n} ${D} send_cycle)
@@ -36,7 +39,7 @@ foreach(n IN LISTS dl_sizes)
   expect(deadlock_finalize_${n} --status 85 --err "rank 0: waits for a receive from rank 1"
          --err "ranks? 1(-${last})?: in MPI_Finalize" --err "${CYCLE01}" -- ${RUN} --timeout 60 -n ${n} ${D} finalize)
 endforeach()
-expect(deadlock_one_worker --status 85 --err "wait-for cycle: 0 -> 1 -> ([0-9]+ -> )*0$"
+expect(deadlock_one_worker --status 85 --err "wait-for cycle: 0 -> 1 -> ([0-9]+ -> |[.][.][.] \\([0-9]+ more\\) -> )*0( \\([0-9]+ ranks\\))?$"
        -- ${RUN} --timeout 60 --workers 1 -n 16 ${D} recv_cycle)
 expect(deadlock_off --status 124 --err "time limit"
        -- env LOOM_DEADLOCK=0 ${RUN} --timeout 3 -n 2 ${D} recv_cycle)

@@ -240,10 +240,21 @@ static void print_cycle(void)
                 int from = depth - 1;
                 while (path[from] != u)
                     from--;
-                for (int j = from; j < depth && len < (int)sizeof buf - 32; j++)
+                /* A long cycle shows its first and last 8 ranks and its length. */
+                int cyc = depth - from;
+                for (int j = from; j < depth; j++) {
+                    if (cyc > 20 && j == from + 8) {
+                        len += snprintf(buf + len, sizeof buf - (size_t)len, " ... (%d more) ->",
+                                        cyc - 16);
+                        j = depth - 8;
+                    }
                     len += snprintf(buf + len, sizeof buf - (size_t)len, " %d ->", path[j]);
+                }
                 snprintf(buf + len, sizeof buf - (size_t)len, " %d", u);
-                say("%s\n", buf);
+                if (cyc > 20)
+                    say("%s (%d ranks)\n", buf, cyc);
+                else
+                    say("%s\n", buf);
                 goto out;
             }
             if (!color[u]) {
