@@ -61,6 +61,7 @@
 #define STABLE_NS   (500 * 1000 * 1000ull)
 #define MAX_PEERS   16
 #define DESCRIPTION 256
+#define VIEW_GAP_NS (250 * 1000 * 1000ull)
 
 /* Where say() writes instead of stderr (loom_state_snapshot_to). */
 static struct {
@@ -420,8 +421,9 @@ static void snapshot_locked(bool live, const char *head, bool backtraces)
     loom_ult_hold_begin();
     /* A rank in an MPI wait that runs now (woken by its wait's own timeout,
      * or still polling before it parks) parks again in a moment and then
-     * stays: give such ranks a little time, all of them together. */
-    uint64_t until = loom_time_ns() + (live ? 20 : 100) * 1000 * 1000ull;
+     * stays: give such ranks a little time, all of them together (5 ms
+     * in a live view, which holds the job still meanwhile). */
+    uint64_t until = loom_time_ns() + (live ? 5 : 100) * 1000 * 1000ull;
     for (int i = 0; i < n; i++) {
         struct loom_rank *r = &loom_job.ranks[i];
         snap.held[i] = r->ult && loom_ult_held(r->ult);
@@ -538,7 +540,7 @@ static void *watcher(void *arg)
     bool deadlock = loom_opt_flag(LOOM_OPT_DEADLOCK);
     uint64_t state_after = loom_opt_size(LOOM_OPT_REPORT_STATE_AFTER);
     bool have = false;
-    uint64_t since = 0;
+    uint64_t since = 0, last_view = 0;
     for (;;) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -549,8 +551,14 @@ static void *watcher(void *arg)
         }
         while (sem_timedwait(&wake, &ts) != 0 && errno == EINTR)
             ;
-        if (atomic_exchange_explicit(&quit_requests, 0, memory_order_relaxed))
+        /* At most one view every VIEW_GAP_NS: the ranks run between views
+         * (a storm of SIGQUITs must not hold the job still). */
+        if (atomic_load_explicit(&quit_requests, memory_order_relaxed) &&
+            loom_time_ns() - last_view >= VIEW_GAP_NS) {
+            atomic_store_explicit(&quit_requests, 0, memory_order_relaxed);
             loom_state_print("mpiexec received SIGQUIT");
+            last_view = loom_time_ns();
+        }
         if (state_after && loom_time_ns() - started_ns >= state_after * 1000000000ull) {
             state_after = 0;
             loom_state_print("--report-state-after");

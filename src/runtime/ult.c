@@ -208,9 +208,9 @@ static struct {
     pthread_mutex_t all_lock;
     struct loom_ult *all;
     _Atomic int hold;      /* loom_ult_hold_begin: resumed ULTs wait */
-    atomic_flag held_lock; /* guards held, and hold's clearing */
+    _Atomic int held_lock; /* guards held, and hold's clearing */
     struct loom_ult *held; /* ULTs parked again in held_here */
-} g = {.held_lock = ATOMIC_FLAG_INIT, .all_lock = PTHREAD_MUTEX_INITIALIZER};
+} g = {.all_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* initial-exec: libloom is loaded with the program (mpiexec, or a program
  * run directly), so its TLS is static and needs no __tls_get_addr call. */
@@ -1138,13 +1138,13 @@ void loom_ult_yield(void)
 
 static void held_lock(void)
 {
-    while (atomic_flag_test_and_set_explicit(&g.held_lock, memory_order_acquire))
+    while (atomic_exchange_explicit(&g.held_lock, 1, memory_order_acquire))
         loom_cpu_relax();
 }
 
 static void held_unlock(void)
 {
-    atomic_flag_clear_explicit(&g.held_lock, memory_order_release);
+    atomic_store_explicit(&g.held_lock, 0, memory_order_release);
 }
 
 static void park(void);
@@ -1155,7 +1155,10 @@ static void park(void);
  * it. */
 static LOOM_NOINLINE void held_here(void)
 {
-    struct loom_ult *self = tls_worker->current;
+    struct worker *w = tls_worker;
+    if (!w || w->current->is_sched)
+        return; /* not a ULT: nothing of it to hold */
+    struct loom_ult *self = w->current;
     for (;;) {
         held_lock();
         if (!atomic_load_explicit(&g.hold, memory_order_relaxed)) {
@@ -1183,14 +1186,15 @@ void loom_ult_hold_end(void)
     atomic_store_explicit(&g.hold, 0, memory_order_release);
     struct loom_ult *list = g.held;
     g.held = NULL;
-    for (struct loom_ult *u = list; u; u = u->held_next)
-        atomic_store_explicit(&u->in_held, false, memory_order_relaxed);
-    held_unlock();
-    /* A wake that comes before the ULT parked leaves it a permit. */
+    /* Under the lock: a woken ULT that enters a later hold rewrites its
+     * held_next only after taking it. A wake that comes before the ULT
+     * parked leaves it a permit; a wake takes no lock. */
     for (struct loom_ult *u = list, *next; u; u = next) {
         next = u->held_next;
+        atomic_store_explicit(&u->in_held, false, memory_order_relaxed);
         loom_ult_wake(u);
     }
+    held_unlock();
 }
 
 bool loom_ult_held(const struct loom_ult *u)
