@@ -62,3 +62,16 @@ expect(p2p_box_one_worker --out "p2p_box: 16 ranks ok" -- env LOOM_P2P_BOX_AFTER
 foreach(t order inbox)
   expect(p2p_${t}_boxes_at_once --out "(in order|ranks ok)" -- env LOOM_P2P_BOX_AFTER=1 ${RUN} -n 7 ${MPIBIN}/p2p_${t} 500)
 endforeach()
+
+# The large-count (_c) forms (tests/mpi/large_count.c): every call on small
+# counts, as a process and at 1, 2, 7 and 64 ranks; more than INT_MAX elements
+# (4 GiB of buffers) in the release build only.
+loom_mpi_program(large_count SOURCES large_count.c)
+expect(large_count_process --out "^large_count: small 1 ranks ok$" -- ${MPIBIN}/large_count)
+foreach(n 1 2 7 64)
+  expect(large_count_${n} --out "^large_count: small ${n} ranks ok$" -- ${RUN} --timeout 60 -n ${n} ${MPIBIN}/large_count)
+endforeach()
+expect(large_count_one_worker --out "^large_count: small 4 ranks ok$" -- ${RUN} --timeout 60 --workers 1 -n 4 ${MPIBIN}/large_count)
+if(NOT LOOM_SANITIZE)
+  expect(large_count_big --out "^large_count: big 1 ranks ok$" -- ${RUN} --timeout 120 -n 1 ${MPIBIN}/large_count big)
+endif()

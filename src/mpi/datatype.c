@@ -467,6 +467,17 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 }
 LOOM_MPI_ALIAS(Type_size_x);
 
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_size_c", datatype, size, "size", &t);
+    if (rc)
+        return rc;
+    *size = (MPI_Count)t->size;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_size_c);
+
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     struct loom_type *t = NULL;
@@ -493,6 +504,19 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 }
 LOOM_MPI_ALIAS(Type_get_extent_x);
 
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_get_extent_c", datatype, lb && extent ? lb : NULL,
+                         "lb or extent", &t);
+    if (rc)
+        return rc;
+    *lb = t->lb;
+    *extent = t->ub - t->lb;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_get_extent_c);
+
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     struct loom_type *t = NULL;
@@ -518,6 +542,19 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Type_get_true_extent_x);
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    struct loom_type *t = NULL;
+    int rc = query_start("MPI_Type_get_true_extent_c", datatype,
+                         true_lb && true_extent ? true_lb : NULL, "true_lb or true_extent", &t);
+    if (rc)
+        return rc;
+    *true_lb = t->true_lb;
+    *true_extent = t->true_ub - t->true_lb;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Type_get_true_extent_c);
 
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
@@ -779,6 +816,34 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Get_elements_x);
+
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    struct loom_type *t = NULL;
+    int rc = status_start("MPI_Get_elements_c", status, datatype, count, &t);
+    if (rc)
+        return rc;
+    *count = loom_type_elements(t, status->loom_count);
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Get_elements_c);
+
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    struct loom_type *t = NULL;
+    int rc = status_start("MPI_Get_count_c", status, datatype, count, &t);
+    if (rc)
+        return rc;
+    long long bytes = status->loom_count;
+    if (t->size == 0)
+        *count = bytes == 0 ? 0 : MPI_UNDEFINED;
+    else if (bytes % (long long)t->size)
+        *count = MPI_UNDEFINED;
+    else
+        *count = bytes / (long long)t->size;
+    return MPI_SUCCESS;
+}
+LOOM_MPI_ALIAS(Get_count_c);
 
 /* ---- setting a status's counts (generalized requests' query functions) ---- */
 

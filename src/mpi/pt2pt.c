@@ -20,6 +20,10 @@
 
 #define TAG_UB INT_MAX
 
+/* The most bytes one message may have (2^48: more than any machine
+ * addresses); larger counts are MPI_ERR_COUNT, so count * size never wraps. */
+#define LOOM_MAX_BYTES (1ull << 48)
+
 /* ---- argument checks --------------------------------------------------- */
 
 /* The calling rank's world rank in *me_p, if MPI is initialized on it. */
@@ -33,11 +37,11 @@ static inline int check_rank(const char *fn, int *me_p)
 }
 
 /* What check_buf() found wrong. */
-static LOOM_NOINLINE int buf_error(const char *fn, MPI_Comm comm, const void *buf, int count,
+static LOOM_NOINLINE int buf_error(const char *fn, MPI_Comm comm, const void *buf, MPI_Count count,
                                    MPI_Datatype type)
 {
     if (count < 0)
-        return loom_mpi_err(comm, MPI_ERR_COUNT, fn, "count %d is negative", count);
+        return loom_mpi_err(comm, MPI_ERR_COUNT, fn, "count %lld is negative", (long long)count);
     struct loom_type *t = loom_type_get(type);
     if (!t) {
         if (type == MPI_DATATYPE_NULL)
@@ -47,18 +51,27 @@ static LOOM_NOINLINE int buf_error(const char *fn, MPI_Comm comm, const void *bu
     }
     if (!t->committed)
         return loom_mpi_err(comm, MPI_ERR_TYPE, fn, "the datatype is not committed");
-    return loom_mpi_err(comm, MPI_ERR_BUFFER, fn,
-                        "buffer is NULL for %d elements of a datatype with relative displacements",
-                        count);
+    if (t->size && (uint64_t)count > LOOM_MAX_BYTES / t->size)
+        return loom_mpi_err(comm, MPI_ERR_COUNT, fn,
+                            "count %lld of a datatype of %zu bytes is more than this machine "
+                            "can address",
+                            (long long)count, t->size);
+    return loom_mpi_err(
+        comm, MPI_ERR_BUFFER, fn,
+        "buffer is NULL for %lld elements of a datatype with relative displacements",
+        (long long)count);
 }
 
 /* Checks a message buffer (count elements of type at buf); *t_p: the type. */
-static inline int check_buf(const char *fn, MPI_Comm comm, const void *buf, int count,
+static inline int check_buf(const char *fn, MPI_Comm comm, const void *buf, MPI_Count count,
                             MPI_Datatype type, struct loom_type **t_p)
 {
     struct loom_type *t = loom_type_get(type);
+    uint64_t bytes;
     if (LOOM_UNLIKELY(count < 0 || !t || !t->committed ||
-                      (!buf && count > 0 && t->size > 0 && t->true_lb == 0)))
+                      (!buf && count > 0 && t->size > 0 && t->true_lb == 0) ||
+                      __builtin_mul_overflow((uint64_t)count, (uint64_t)t->size, &bytes) ||
+                      bytes > LOOM_MAX_BYTES))
         return buf_error(fn, comm, buf, count, type);
     *t_p = t;
     return MPI_SUCCESS;
@@ -202,9 +215,9 @@ static int raise_req_error(const char *fn, const loom_req *r)
 
 /* ---- requests ------------------------------------------------------------ */
 
-static loom_req *new_req(const char *fn, MPI_Comm comm, struct loom_comm *c, void *buf, int count,
-                         struct loom_type *t, int peer, int tag, enum loom_req_kind kind,
-                         enum loom_send_mode mode)
+static loom_req *new_req(const char *fn, MPI_Comm comm, struct loom_comm *c, void *buf,
+                         MPI_Count count, struct loom_type *t, int peer, int tag,
+                         enum loom_req_kind kind, enum loom_send_mode mode)
 {
     loom_req *r = loom_req_alloc_rank(c->owner);
     if (!r)
@@ -448,7 +461,7 @@ static void req_free(loom_req *r)
 /* ---- blocking and nonblocking sends and receives -------------------- */
 
 /* The checks of a send; sets *c_p and *t_p. */
-static int check_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
+static int check_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatype type, int dest,
                       int tag, MPI_Comm comm, struct loom_comm **c_p, struct loom_type **t_p)
 {
     int rc = loom_mpi_comm_enter(fn, comm, c_p);
@@ -460,7 +473,7 @@ static int check_send(const char *fn, const void *buf, int count, MPI_Datatype t
     return MPI_SUCCESS;
 }
 
-static int post_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
+static int post_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatype type, int dest,
                      int tag, MPI_Comm comm, enum loom_send_mode mode, bool persistent,
                      MPI_Request *req_p)
 {
@@ -488,8 +501,8 @@ static int post_send(const char *fn, const void *buf, int count, MPI_Datatype ty
 
 /* The checks of a receive's arguments; *c_p and *t_p: its communicator and
  * datatype. */
-static int check_recv(const char *fn, void *buf, int count, MPI_Datatype type, int src, int tag,
-                      MPI_Comm comm, struct loom_comm **c_p, struct loom_type **t_p)
+static int check_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type, int src,
+                      int tag, MPI_Comm comm, struct loom_comm **c_p, struct loom_type **t_p)
 {
     int rc = loom_mpi_comm_enter(fn, comm, c_p);
     if (rc || (rc = check_buf(fn, comm, buf, count, type, t_p)))
@@ -498,7 +511,7 @@ static int check_recv(const char *fn, void *buf, int count, MPI_Datatype type, i
 }
 
 /* A receive whose arguments check_recv() accepted. */
-static int post_checked_recv(const char *fn, void *buf, int count, struct loom_comm *c,
+static int post_checked_recv(const char *fn, void *buf, MPI_Count count, struct loom_comm *c,
                              struct loom_type *t, int src, int tag, MPI_Comm comm, bool persistent,
                              MPI_Request *req_p)
 {
@@ -514,8 +527,8 @@ static int post_checked_recv(const char *fn, void *buf, int count, struct loom_c
     return MPI_SUCCESS;
 }
 
-static int post_recv(const char *fn, void *buf, int count, MPI_Datatype type, int src, int tag,
-                     MPI_Comm comm, bool persistent, MPI_Request *req_p)
+static int post_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type, int src,
+                     int tag, MPI_Comm comm, bool persistent, MPI_Request *req_p)
 {
     struct loom_comm *c = NULL;
     struct loom_type *t = NULL;
@@ -525,8 +538,8 @@ static int post_recv(const char *fn, void *buf, int count, MPI_Datatype type, in
     return post_checked_recv(fn, buf, count, c, t, src, tag, comm, persistent, req_p);
 }
 
-static int blocking_send(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
-                         int tag, MPI_Comm comm, enum loom_send_mode mode)
+static int blocking_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatype type,
+                         int dest, int tag, MPI_Comm comm, enum loom_send_mode mode)
 {
     MPI_Request r = MPI_REQUEST_NULL;
     int rc = post_send(fn, buf, count, type, dest, tag, comm, mode, false, &r);
@@ -538,7 +551,7 @@ static int blocking_send(const char *fn, const void *buf, int count, MPI_Datatyp
 
 /* A standard or ready send: a tiny message goes into the pair's box or the
  * receiver's inbox without a request. */
-static inline int send_standard(const char *fn, const void *buf, int count, MPI_Datatype type,
+static inline int send_standard(const char *fn, const void *buf, MPI_Count count, MPI_Datatype type,
                                 int dest, int tag, MPI_Comm comm, enum loom_send_mode mode)
 {
     struct loom_comm *c = NULL;
@@ -639,12 +652,12 @@ int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int
 }
 LOOM_MPI_ALIAS(Bsend_init);
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
-              MPI_Status *status)
+static int recv_impl(const char *fn, void *buf, MPI_Count count, MPI_Datatype type, int src,
+                     int tag, MPI_Comm comm, MPI_Status *status)
 {
     struct loom_comm *c = NULL;
     struct loom_type *t = NULL;
-    int rc = check_recv("MPI_Recv", buf, count, type, src, tag, comm, &c, &t);
+    int rc = check_recv(fn, buf, count, type, src, tag, comm, &c, &t);
     if (rc)
         return rc;
     /* A tiny message in the box from src or at the head of an otherwise
@@ -657,14 +670,19 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Com
             return MPI_SUCCESS;
         }
         set_status(status, m.src, m.tag, MPI_ERR_TRUNCATE, false, cap);
-        return truncated("MPI_Recv", comm, m.bytes, m.src, m.tag, cap);
+        return truncated(fn, comm, m.bytes, m.src, m.tag, cap);
     }
     MPI_Request r = MPI_REQUEST_NULL;
-    rc = post_checked_recv("MPI_Recv", buf, count, c, t, src, tag, comm, false, &r);
+    rc = post_checked_recv(fn, buf, count, c, t, src, tag, comm, false, &r);
     if (rc)
         return rc;
     loom_req_wait(r);
-    return finish("MPI_Recv", &r, status);
+    return finish(fn, &r, status);
+}
+int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    return recv_impl("MPI_Recv", buf, count, type, src, tag, comm, status);
 }
 LOOM_MPI_ALIAS(Recv);
 
@@ -682,16 +700,15 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype type, int src, int tag, MP
 }
 LOOM_MPI_ALIAS(Recv_init);
 
-int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
-                  int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
-                  MPI_Status *status)
+static int sendrecv_impl(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                         int dest, int stag, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                         int src, int rtag, MPI_Comm comm, MPI_Status *status)
 {
     MPI_Request rr = MPI_REQUEST_NULL, sr = MPI_REQUEST_NULL;
-    int rc = post_recv("MPI_Sendrecv", rbuf, rcount, rtype, src, rtag, comm, false, &rr);
+    int rc = post_recv(fn, rbuf, rcount, rtype, src, rtag, comm, false, &rr);
     if (rc)
         return rc;
-    rc = post_send("MPI_Sendrecv", sbuf, scount, stype, dest, stag, comm, LOOM_MODE_STANDARD, false,
-                   &sr);
+    rc = post_send(fn, sbuf, scount, stype, dest, stag, comm, LOOM_MODE_STANDARD, false, &sr);
     if (rc) {
         loom_p2p_cancel(rr);
         loom_req_free(rr);
@@ -699,39 +716,53 @@ int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, in
     }
     loom_req_wait(sr);
     loom_req_wait(rr);
-    rc = finish("MPI_Sendrecv", &sr, MPI_STATUS_IGNORE);
-    int rc2 = finish("MPI_Sendrecv", &rr, status);
+    rc = finish(fn, &sr, MPI_STATUS_IGNORE);
+    int rc2 = finish(fn, &rr, status);
     return rc ? rc : rc2;
+}
+int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                  int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
+                  MPI_Status *status)
+{
+    return sendrecv_impl("MPI_Sendrecv", sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src,
+                         rtag, comm, status);
 }
 LOOM_MPI_ALIAS(Sendrecv);
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int src,
-                          int rtag, MPI_Comm comm, MPI_Status *status)
+static int sendrecv_replace_impl(const char *fn, void *buf, MPI_Count count, MPI_Datatype type,
+                                 int dest, int stag, int src, int rtag, MPI_Comm comm,
+                                 MPI_Status *status)
 {
     struct loom_comm *c = NULL;
     struct loom_type *t = NULL;
-    int rc = loom_mpi_comm_enter("MPI_Sendrecv_replace", comm, &c);
-    if (rc || (rc = check_buf("MPI_Sendrecv_replace", comm, buf, count, type, &t)))
+    int rc = loom_mpi_comm_enter(fn, comm, &c);
+    if (rc || (rc = check_buf(fn, comm, buf, count, type, &t)))
         return rc;
     /* Send from a packed copy so the receive can land in place. */
     size_t bytes = (size_t)count * t->size;
     void *tmp = malloc(bytes ? bytes : 1);
     if (!tmp)
-        return loom_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "out of memory");
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
     if (bytes)
         loom_type_pack(tmp, buf, t, 0, bytes);
-    rc = PMPI_Sendrecv(tmp, (int)bytes, MPI_BYTE, dest, stag, buf, count, type, src, rtag, comm,
-                       status);
+    rc = sendrecv_impl(fn, tmp, (MPI_Count)bytes, MPI_BYTE, dest, stag, buf, count, type, src, rtag,
+                       comm, status);
     free(tmp);
     return rc;
+}
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int src,
+                          int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace_impl("MPI_Sendrecv_replace", buf, count, type, dest, stag, src, rtag,
+                                 comm, status);
 }
 LOOM_MPI_ALIAS(Sendrecv_replace);
 
 /* Starts an MPI_Isendrecv(_replace): the receive, then the send (from tmp
  * when not NULL: the replace's packed copy, owned by the pair). */
-static int post_pair(const char *fn, const void *sbuf, int scount, MPI_Datatype stype, int dest,
-                     int stag, void *rbuf, int rcount, MPI_Datatype rtype, int src, int rtag,
-                     MPI_Comm comm, void *tmp, MPI_Request *req_p)
+static int post_pair(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                     int dest, int stag, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int src,
+                     int rtag, MPI_Comm comm, void *tmp, MPI_Request *req_p)
 {
     struct loom_comm *c = NULL;
     int rc = loom_mpi_comm_enter(fn, comm, &c);
@@ -785,31 +816,181 @@ int PMPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, i
 }
 LOOM_MPI_ALIAS(Isendrecv);
 
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int src,
-                           int rtag, MPI_Comm comm, MPI_Request *req)
+static int isendrecv_replace_impl(const char *fn, void *buf, MPI_Count count, MPI_Datatype type,
+                                  int dest, int stag, int src, int rtag, MPI_Comm comm,
+                                  MPI_Request *req)
 {
     struct loom_comm *c = NULL;
     struct loom_type *t = NULL;
-    int rc = loom_mpi_comm_enter("MPI_Isendrecv_replace", comm, &c);
-    if (rc || (rc = check_buf("MPI_Isendrecv_replace", comm, buf, count, type, &t)))
+    int rc = loom_mpi_comm_enter(fn, comm, &c);
+    if (rc || (rc = check_buf(fn, comm, buf, count, type, &t)))
         return rc;
     /* The send reads a packed copy, so the receive can land in place
      * whatever the order in which the halves progress. */
     size_t bytes = (size_t)count * t->size;
     void *tmp = malloc(bytes ? bytes : 1);
     if (!tmp)
-        return loom_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Isendrecv_replace", "out of memory");
+        return loom_mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
     if (bytes)
         loom_type_pack(tmp, buf, t, 0, bytes);
-    if (bytes > INT_MAX) {
-        free(tmp);
-        return loom_mpi_err(comm, MPI_ERR_COUNT, "MPI_Isendrecv_replace",
-                            "the message (%zu bytes) is too large", bytes);
-    }
-    return post_pair("MPI_Isendrecv_replace", tmp, (int)bytes, MPI_BYTE, dest, stag, buf, count,
-                     type, src, rtag, comm, tmp, req);
+    return post_pair(fn, tmp, (MPI_Count)bytes, MPI_BYTE, dest, stag, buf, count, type, src, rtag,
+                     comm, tmp, req);
+}
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int src,
+                           int rtag, MPI_Comm comm, MPI_Request *req)
+{
+    return isendrecv_replace_impl("MPI_Isendrecv_replace", buf, count, type, dest, stag, src, rtag,
+                                  comm, req);
 }
 LOOM_MPI_ALIAS(Isendrecv_replace);
+
+/* ---- large counts (MPI-4: the _c forms, counts as MPI_Count) --------------- */
+
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                MPI_Comm comm)
+{
+    return send_standard("MPI_Send_c", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD);
+}
+LOOM_MPI_ALIAS(Send_c);
+
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                 MPI_Comm comm)
+{
+    return blocking_send("MPI_Ssend_c", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC);
+}
+LOOM_MPI_ALIAS(Ssend_c);
+
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                 MPI_Comm comm)
+{
+    return send_standard("MPI_Rsend_c", buf, count, type, dest, tag, comm, LOOM_MODE_READY);
+}
+LOOM_MPI_ALIAS(Rsend_c);
+
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                 MPI_Comm comm)
+{
+    return blocking_send("MPI_Bsend_c", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED);
+}
+LOOM_MPI_ALIAS(Bsend_c);
+
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *req)
+{
+    return post_send("MPI_Isend_c", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, false,
+                     req);
+}
+LOOM_MPI_ALIAS(Isend_c);
+
+int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *req)
+{
+    return post_send("MPI_Issend_c", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC, false, req);
+}
+LOOM_MPI_ALIAS(Issend_c);
+
+int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *req)
+{
+    return post_send("MPI_Irsend_c", buf, count, type, dest, tag, comm, LOOM_MODE_READY, false,
+                     req);
+}
+LOOM_MPI_ALIAS(Irsend_c);
+
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *req)
+{
+    return post_send("MPI_Ibsend_c", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED, false,
+                     req);
+}
+LOOM_MPI_ALIAS(Ibsend_c);
+
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req)
+{
+    return post_send("MPI_Send_init_c", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, true,
+                     req);
+}
+LOOM_MPI_ALIAS(Send_init_c);
+
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req)
+{
+    return post_send("MPI_Ssend_init_c", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC, true,
+                     req);
+}
+LOOM_MPI_ALIAS(Ssend_init_c);
+
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req)
+{
+    return post_send("MPI_Rsend_init_c", buf, count, type, dest, tag, comm, LOOM_MODE_READY, true,
+                     req);
+}
+LOOM_MPI_ALIAS(Rsend_init_c);
+
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req)
+{
+    return post_send("MPI_Bsend_init_c", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED,
+                     true, req);
+}
+LOOM_MPI_ALIAS(Bsend_init_c);
+
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                MPI_Status *status)
+{
+    return recv_impl("MPI_Recv_c", buf, count, type, src, tag, comm, status);
+}
+LOOM_MPI_ALIAS(Recv_c);
+
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                 MPI_Request *req)
+{
+    return post_recv("MPI_Irecv_c", buf, count, type, src, tag, comm, false, req);
+}
+LOOM_MPI_ALIAS(Irecv_c);
+
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                     MPI_Request *req)
+{
+    return post_recv("MPI_Recv_init_c", buf, count, type, src, tag, comm, true, req);
+}
+LOOM_MPI_ALIAS(Recv_init_c);
+
+int PMPI_Sendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag,
+                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int src, int rtag,
+                    MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_impl("MPI_Sendrecv_c", sbuf, scount, stype, dest, stag, rbuf, rcount, rtype,
+                         src, rtag, comm, status);
+}
+LOOM_MPI_ALIAS(Sendrecv_c);
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int stag,
+                            int src, int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace_impl("MPI_Sendrecv_replace_c", buf, count, type, dest, stag, src, rtag,
+                                 comm, status);
+}
+LOOM_MPI_ALIAS(Sendrecv_replace_c);
+
+int PMPI_Isendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag,
+                     void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int src, int rtag,
+                     MPI_Comm comm, MPI_Request *req)
+{
+    return post_pair("MPI_Isendrecv_c", sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src,
+                     rtag, comm, NULL, req);
+}
+LOOM_MPI_ALIAS(Isendrecv_c);
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int stag,
+                             int src, int rtag, MPI_Comm comm, MPI_Request *req)
+{
+    return isendrecv_replace_impl("MPI_Isendrecv_replace_c", buf, count, type, dest, stag, src,
+                                  rtag, comm, req);
+}
+LOOM_MPI_ALIAS(Isendrecv_replace_c);
 
 /* ---- completion ----------------------------------------------------------- */
 
@@ -1448,8 +1629,8 @@ int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, M
 }
 LOOM_MPI_ALIAS(Improbe);
 
-static int matched_recv(const char *fn, void *buf, int count, MPI_Datatype type, MPI_Message *msg,
-                        MPI_Request *req_p)
+static int matched_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type,
+                        MPI_Message *msg, MPI_Request *req_p)
 {
     int me = -1;
     int rc = check_rank(fn, &me);
@@ -1507,6 +1688,26 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, MPI_R
     return matched_recv("MPI_Imrecv", buf, count, type, msg, req);
 }
 LOOM_MPI_ALIAS(Imrecv);
+
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype type, MPI_Message *msg,
+                 MPI_Status *status)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = matched_recv("MPI_Mrecv_c", buf, count, type, msg, &r);
+    if (rc)
+        return rc;
+    loom_req_wait(r);
+    return finish("MPI_Mrecv_c", &r, status);
+}
+LOOM_MPI_ALIAS(Mrecv_c);
+
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype type, MPI_Message *msg, MPI_Request *req)
+{
+    if (!req)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Imrecv_c", "request is NULL");
+    return matched_recv("MPI_Imrecv_c", buf, count, type, msg, req);
+}
+LOOM_MPI_ALIAS(Imrecv_c);
 
 /* ---- buffered mode --------------------------------------------------------- */
 
@@ -1604,43 +1805,75 @@ static int bsend_start(loom_req *r)
     return MPI_SUCCESS;
 }
 
-int PMPI_Buffer_attach(void *buffer, int size)
+static int buffer_attach(const char *fn, void *buffer, MPI_Count size)
 {
-    int rc = loom_mpi_check_init("MPI_Buffer_attach");
+    int rc = loom_mpi_check_init(fn);
     if (rc)
         return rc;
     if (size < 0 || (!buffer && size > 0))
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach",
-                            "invalid buffer (%p, %d bytes)", buffer, size);
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, fn, "invalid buffer (%p, %lld bytes)",
+                            buffer, (long long)size);
     struct bsend_state *b = bsend_self();
     if (b->buf)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach",
-                            "a buffer is already attached");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, fn, "a buffer is already attached");
     b->buf = buffer;
     b->size = (size_t)size;
     return MPI_SUCCESS;
 }
+
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    return buffer_attach("MPI_Buffer_attach", buffer, size);
+}
 LOOM_MPI_ALIAS(Buffer_attach);
 
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
-    int rc = loom_mpi_check_init("MPI_Buffer_detach");
+    return buffer_attach("MPI_Buffer_attach_c", buffer, size);
+}
+LOOM_MPI_ALIAS(Buffer_attach_c);
+
+/* Detaches the rank's buffer once every message in it is delivered; an int
+ * size that cannot hold the buffer's is an error before anything changes. */
+static int buffer_detach(const char *fn, void *buffer_addr, MPI_Count *size, bool fits_int)
+{
+    int rc = loom_mpi_check_init(fn);
     if (rc)
         return rc;
     if (!buffer_addr || !size)
-        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach", "NULL argument");
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "NULL argument");
     struct bsend_state *b = bsend_self();
+    if (fits_int && b->size > INT_MAX)
+        return loom_mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, fn,
+                            "the attached buffer has %zu bytes, more than an int holds: detach it "
+                            "with MPI_Buffer_detach_c",
+                            b->size);
     /* Blocks until every message in the buffer has been delivered. */
     for (struct bchunk *c = b->used; c; c = c->next)
         loom_req_wait(c->send);
     bsend_reclaim(b);
     *(void **)buffer_addr = b->buf;
-    *size = (int)b->size;
+    *size = (MPI_Count)b->size;
     b->buf = NULL;
     b->size = 0;
     return MPI_SUCCESS;
 }
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    MPI_Count n = 0;
+    int rc = buffer_detach("MPI_Buffer_detach", buffer_addr, size ? &n : NULL, true);
+    if (rc == MPI_SUCCESS)
+        *size = (int)n;
+    return rc;
+}
 LOOM_MPI_ALIAS(Buffer_detach);
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return buffer_detach("MPI_Buffer_detach_c", buffer_addr, size, false);
+}
+LOOM_MPI_ALIAS(Buffer_detach_c);
 
 /* ---- status fields (MPI-4.1 3.2.5) ---------------------------------------- */
 
