@@ -287,7 +287,6 @@ static void unreceived(int r, char *buf, size_t n)
 
 int loom_p2p_job_init(int n)
 {
-    loom_deadlock_unreceived = unreceived;
     loom_p2p_eager_max = (size_t)loom_opt_size(LOOM_OPT_EAGER_MAX);
     /* The runtime's spin budget for a lone waiter, read the same way. */
     spin_ns = (uint64_t)loom_opt_size(LOOM_OPT_SPIN_NS);
@@ -311,6 +310,8 @@ int loom_p2p_job_init(int n)
     for (int i = 0; i < n; i++)
         ranks[i].worker = loom_job.ranks ? loom_job.ranks[i].worker : 0;
     nranks = n;
+    /* Release: the ranks' state before the deadlock report may read it. */
+    atomic_store_explicit(&loom_deadlock_unreceived, unreceived, memory_order_release);
     return LOOM_OK;
 }
 

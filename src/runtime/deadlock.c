@@ -160,7 +160,7 @@ static bool stuck_now(uint32_t *seq)
     return waiting && loom_sched_all_asleep();
 }
 
-void (*loom_deadlock_unreceived)(int r, char *buf, size_t n);
+_Atomic(loom_unreceived_fn) loom_deadlock_unreceived;
 
 /* ---- the report -------------------------------------------------------------- */
 
@@ -396,11 +396,15 @@ static void print_ranks(bool backtraces)
     }
     free(cbt);
     free(nbt);
-    if (loom_deadlock_unreceived)
+    /* Acquire: pairs with the point-to-point layer's release once its
+     * per-rank state exists (the first MPI_Init; a view may come before). */
+    loom_unreceived_fn unreceived =
+        atomic_load_explicit(&loom_deadlock_unreceived, memory_order_acquire);
+    if (unreceived)
         for (int i = 0; i < n; i++) {
             char buf[512];
             buf[0] = 0;
-            loom_deadlock_unreceived(i, buf, sizeof buf);
+            unreceived(i, buf, sizeof buf);
             if (buf[0])
                 say("loom: rank %d has not received %s\n", i, buf);
         }

@@ -125,10 +125,12 @@ void loom_mpi_wait_leave(void);
 int loom_mpi_wait_suspend(struct loom_rank *r);
 void loom_mpi_wait_resume(struct loom_rank *r, int depth);
 
-/* Set by the point-to-point layer: writes into buf the messages sent to
- * world rank r that it has not received (none: buf empty). Called only by
- * the detector, while every rank is parked. */
-extern void (*loom_deadlock_unreceived)(int r, char *buf, size_t n);
+/* Set by the point-to-point layer once its ranks' state exists: writes
+ * into buf the messages sent to world rank r that it has not received (none:
+ * buf empty), under r's matching lock. Called by the deadlock report and the
+ * state view. */
+typedef void (*loom_unreceived_fn)(int r, char *buf, size_t n);
+extern _Atomic(loom_unreceived_fn) loom_deadlock_unreceived;
 
 /* Starts the detector (LOOM_DEADLOCK, default on) for a job of ranks. */
 void loom_deadlock_start(void);

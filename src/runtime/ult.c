@@ -141,10 +141,10 @@ struct loom_ult {
     /* Its own counts (loom_ult_stats): parks, resumptions after a park or
      * a wake that came first, and yields to another ready ULT. */
     uint64_t parks, wakeups, yields;
-    struct loom_ult *held_next; /* in g.held (loom_ult_hold_begin) */
-    _Atomic bool in_held;       /* parked in held_here: watches leave it */
-    bool lib_foreign;           /* lib_blocks point at glibc's blocks (not ours to free) */
-    void *guard, *lo, *hi;      /* mapping is [guard, hi) */
+    _Atomic(struct loom_ult *) held_next; /* in g.held (loom_ult_hold_begin) */
+    _Atomic bool in_held;                 /* parked in held_here: watches leave it */
+    bool lib_foreign;      /* lib_blocks point at glibc's blocks (not ours to free) */
+    void *guard, *lo, *hi; /* mapping is [guard, hi) */
     struct loom_ult *all_next;
 #if defined(LOOM_SANITIZE_address)
     void *asan_fake;
@@ -209,7 +209,9 @@ static struct {
     struct loom_ult *all;
     _Atomic int hold;      /* loom_ult_hold_begin: resumed ULTs wait */
     _Atomic int held_lock; /* guards held, and hold's clearing */
-    struct loom_ult *held; /* ULTs parked again in held_here */
+    /* ULTs parked again in held_here; under held_lock, and atomic for TSAN,
+     * which misses the spin lock's ordering inside intercepted calls. */
+    _Atomic(struct loom_ult *) held;
 } g = {.all_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* initial-exec: libloom is loaded with the program (mpiexec, or a program
@@ -1167,8 +1169,10 @@ static LOOM_NOINLINE void held_here(void)
         }
         if (!atomic_load_explicit(&self->in_held, memory_order_relaxed)) {
             atomic_store_explicit(&self->in_held, true, memory_order_relaxed);
-            self->held_next = g.held;
-            g.held = self;
+            atomic_store_explicit(&self->held_next,
+                                  atomic_load_explicit(&g.held, memory_order_relaxed),
+                                  memory_order_relaxed);
+            atomic_store_explicit(&g.held, self, memory_order_relaxed);
         }
         held_unlock();
         park();
@@ -1184,13 +1188,13 @@ void loom_ult_hold_end(void)
 {
     held_lock();
     atomic_store_explicit(&g.hold, 0, memory_order_release);
-    struct loom_ult *list = g.held;
-    g.held = NULL;
+    struct loom_ult *list = atomic_load_explicit(&g.held, memory_order_relaxed);
+    atomic_store_explicit(&g.held, NULL, memory_order_relaxed);
     /* Under the lock: a woken ULT that enters a later hold rewrites its
      * held_next only after taking it. A wake that comes before the ULT
      * parked leaves it a permit; a wake takes no lock. */
     for (struct loom_ult *u = list, *next; u; u = next) {
-        next = u->held_next;
+        next = atomic_load_explicit(&u->held_next, memory_order_relaxed);
         atomic_store_explicit(&u->in_held, false, memory_order_relaxed);
         loom_ult_wake(u);
     }
