@@ -456,25 +456,26 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
 }
 LOOM_MPI_ALIAS(Type_size);
 
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+/* MPI_Type_size_x and MPI_Type_size_c. */
+static int size_count(const char *fn, MPI_Datatype datatype, MPI_Count *size)
 {
     struct loom_type *t = NULL;
-    int rc = query_start("MPI_Type_size_x", datatype, size, "size", &t);
+    int rc = query_start(fn, datatype, size, "size", &t);
     if (rc)
         return rc;
     *size = (MPI_Count)t->size;
     return MPI_SUCCESS;
 }
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    return size_count("MPI_Type_size_x", datatype, size);
+}
 LOOM_MPI_ALIAS(Type_size_x);
 
 int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
-    struct loom_type *t = NULL;
-    int rc = query_start("MPI_Type_size_c", datatype, size, "size", &t);
-    if (rc)
-        return rc;
-    *size = (MPI_Count)t->size;
-    return MPI_SUCCESS;
+    return size_count("MPI_Type_size_c", datatype, size);
 }
 LOOM_MPI_ALIAS(Type_size_c);
 
@@ -491,29 +492,27 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 }
 LOOM_MPI_ALIAS(Type_get_extent);
 
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+/* MPI_Type_get_extent_x and MPI_Type_get_extent_c. */
+static int extent_count(const char *fn, MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     struct loom_type *t = NULL;
-    int rc = query_start("MPI_Type_get_extent_x", datatype, lb && extent ? lb : NULL,
-                         "lb or extent", &t);
+    int rc = query_start(fn, datatype, lb && extent ? lb : NULL, "lb or extent", &t);
     if (rc)
         return rc;
     *lb = t->lb;
     *extent = t->ub - t->lb;
     return MPI_SUCCESS;
 }
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    return extent_count("MPI_Type_get_extent_x", datatype, lb, extent);
+}
 LOOM_MPI_ALIAS(Type_get_extent_x);
 
 int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    struct loom_type *t = NULL;
-    int rc = query_start("MPI_Type_get_extent_c", datatype, lb && extent ? lb : NULL,
-                         "lb or extent", &t);
-    if (rc)
-        return rc;
-    *lb = t->lb;
-    *extent = t->ub - t->lb;
-    return MPI_SUCCESS;
+    return extent_count("MPI_Type_get_extent_c", datatype, lb, extent);
 }
 LOOM_MPI_ALIAS(Type_get_extent_c);
 
@@ -530,29 +529,29 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
 }
 LOOM_MPI_ALIAS(Type_get_true_extent);
 
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+/* MPI_Type_get_true_extent_x and MPI_Type_get_true_extent_c. */
+static int true_extent_count(const char *fn, MPI_Datatype datatype, MPI_Count *true_lb,
+                             MPI_Count *true_extent)
 {
     struct loom_type *t = NULL;
-    int rc = query_start("MPI_Type_get_true_extent_x", datatype,
-                         true_lb && true_extent ? true_lb : NULL, "true_lb or true_extent", &t);
+    int rc = query_start(fn, datatype, true_lb && true_extent ? true_lb : NULL,
+                         "true_lb or true_extent", &t);
     if (rc)
         return rc;
     *true_lb = t->true_lb;
     *true_extent = t->true_ub - t->true_lb;
     return MPI_SUCCESS;
 }
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    return true_extent_count("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent);
+}
 LOOM_MPI_ALIAS(Type_get_true_extent_x);
 
 int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    struct loom_type *t = NULL;
-    int rc = query_start("MPI_Type_get_true_extent_c", datatype,
-                         true_lb && true_extent ? true_lb : NULL, "true_lb or true_extent", &t);
-    if (rc)
-        return rc;
-    *true_lb = t->true_lb;
-    *true_extent = t->true_ub - t->true_lb;
-    return MPI_SUCCESS;
+    return true_extent_count("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent);
 }
 LOOM_MPI_ALIAS(Type_get_true_extent_c);
 
@@ -777,19 +776,24 @@ static int status_start(const char *fn, const MPI_Status *status, MPI_Datatype d
     return MPI_SUCCESS;
 }
 
+/* Whole elements of t in a message of bytes, or MPI_UNDEFINED. */
+static MPI_Count whole_elements(const struct loom_type *t, long long bytes)
+{
+    if (t->size == 0)
+        return bytes == 0 ? 0 : MPI_UNDEFINED;
+    if (bytes % (long long)t->size)
+        return MPI_UNDEFINED;
+    return bytes / (long long)t->size;
+}
+
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     struct loom_type *t = NULL;
     int rc = status_start("MPI_Get_count", status, datatype, count, &t);
     if (rc)
         return rc;
-    long long bytes = status->loom_count;
-    if (t->size == 0)
-        *count = bytes == 0 ? 0 : MPI_UNDEFINED;
-    else if (bytes % (long long)t->size || bytes / (long long)t->size > INT_MAX)
-        *count = MPI_UNDEFINED;
-    else
-        *count = (int)(bytes / (long long)t->size);
+    MPI_Count n = whole_elements(t, status->loom_count);
+    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Get_count);
@@ -806,25 +810,27 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
 }
 LOOM_MPI_ALIAS(Get_elements);
 
-int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+/* MPI_Get_elements_x and MPI_Get_elements_c. */
+static int elements_count(const char *fn, const MPI_Status *status, MPI_Datatype datatype,
+                          MPI_Count *count)
 {
     struct loom_type *t = NULL;
-    int rc = status_start("MPI_Get_elements_x", status, datatype, count, &t);
+    int rc = status_start(fn, status, datatype, count, &t);
     if (rc)
         return rc;
     *count = loom_type_elements(t, status->loom_count);
     return MPI_SUCCESS;
 }
+
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return elements_count("MPI_Get_elements_x", status, datatype, count);
+}
 LOOM_MPI_ALIAS(Get_elements_x);
 
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    struct loom_type *t = NULL;
-    int rc = status_start("MPI_Get_elements_c", status, datatype, count, &t);
-    if (rc)
-        return rc;
-    *count = loom_type_elements(t, status->loom_count);
-    return MPI_SUCCESS;
+    return elements_count("MPI_Get_elements_c", status, datatype, count);
 }
 LOOM_MPI_ALIAS(Get_elements_c);
 
@@ -834,13 +840,7 @@ int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count 
     int rc = status_start("MPI_Get_count_c", status, datatype, count, &t);
     if (rc)
         return rc;
-    long long bytes = status->loom_count;
-    if (t->size == 0)
-        *count = bytes == 0 ? 0 : MPI_UNDEFINED;
-    else if (bytes % (long long)t->size)
-        *count = MPI_UNDEFINED;
-    else
-        *count = bytes / (long long)t->size;
+    *count = whole_elements(t, status->loom_count);
     return MPI_SUCCESS;
 }
 LOOM_MPI_ALIAS(Get_count_c);
