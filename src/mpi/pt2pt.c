@@ -566,91 +566,51 @@ static inline int send_standard(const char *fn, const void *buf, MPI_Count count
     return blocking_send(fn, buf, count, type, dest, tag, comm, mode);
 }
 
-int PMPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-    return send_standard("MPI_Send", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD);
-}
-LOOM_MPI_ALIAS(Send);
+/* A blocking send and its large-count form (_c). */
+#define BLOCKING_SEND(Name, how, mode)                                                             \
+    int PMPI_##Name(const void *buf, int count, MPI_Datatype type, int dest, int tag,              \
+                    MPI_Comm comm)                                                                 \
+    {                                                                                              \
+        return how("MPI_" #Name, buf, count, type, dest, tag, comm, mode);                         \
+    }                                                                                              \
+    LOOM_MPI_ALIAS(Name);                                                                          \
+    int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,    \
+                        MPI_Comm comm)                                                             \
+    {                                                                                              \
+        return how("MPI_" #Name "_c", buf, count, type, dest, tag, comm, mode);                    \
+    }                                                                                              \
+    LOOM_MPI_ALIAS(Name##_c)
 
-int PMPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-    return blocking_send("MPI_Ssend", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC);
-}
-LOOM_MPI_ALIAS(Ssend);
+BLOCKING_SEND(Send, send_standard, LOOM_MODE_STANDARD);
+BLOCKING_SEND(Ssend, blocking_send, LOOM_MODE_SYNC);
+BLOCKING_SEND(Rsend, send_standard, LOOM_MODE_READY);
+BLOCKING_SEND(Bsend, blocking_send, LOOM_MODE_BUFFERED);
 
-int PMPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-    return send_standard("MPI_Rsend", buf, count, type, dest, tag, comm, LOOM_MODE_READY);
-}
-LOOM_MPI_ALIAS(Rsend);
+/* A nonblocking or persistent send and its large-count form (_c): the same
+ * call of post_send but for the count's type and the name. */
+#define POSTED_SEND(Name, mode, persistent)                                                        \
+    int PMPI_##Name(const void *buf, int count, MPI_Datatype type, int dest, int tag,              \
+                    MPI_Comm comm, MPI_Request *req)                                               \
+    {                                                                                              \
+        return post_send("MPI_" #Name, buf, count, type, dest, tag, comm, mode, persistent, req);  \
+    }                                                                                              \
+    LOOM_MPI_ALIAS(Name);                                                                          \
+    int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,    \
+                        MPI_Comm comm, MPI_Request *req)                                           \
+    {                                                                                              \
+        return post_send("MPI_" #Name "_c", buf, count, type, dest, tag, comm, mode, persistent,   \
+                         req);                                                                     \
+    }                                                                                              \
+    LOOM_MPI_ALIAS(Name##_c)
 
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-    return blocking_send("MPI_Bsend", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED);
-}
-LOOM_MPI_ALIAS(Bsend);
-
-int PMPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request *req)
-{
-    return post_send("MPI_Isend", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, false,
-                     req);
-}
-LOOM_MPI_ALIAS(Isend);
-
-int PMPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                MPI_Request *req)
-{
-    return post_send("MPI_Issend", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC, false, req);
-}
-LOOM_MPI_ALIAS(Issend);
-
-int PMPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                MPI_Request *req)
-{
-    return post_send("MPI_Irsend", buf, count, type, dest, tag, comm, LOOM_MODE_READY, false, req);
-}
-LOOM_MPI_ALIAS(Irsend);
-
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                MPI_Request *req)
-{
-    return post_send("MPI_Ibsend", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED, false,
-                     req);
-}
-LOOM_MPI_ALIAS(Ibsend);
-
-int PMPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                   MPI_Request *req)
-{
-    return post_send("MPI_Send_init", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, true,
-                     req);
-}
-LOOM_MPI_ALIAS(Send_init);
-
-int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                    MPI_Request *req)
-{
-    return post_send("MPI_Ssend_init", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC, true,
-                     req);
-}
-LOOM_MPI_ALIAS(Ssend_init);
-
-int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                    MPI_Request *req)
-{
-    return post_send("MPI_Rsend_init", buf, count, type, dest, tag, comm, LOOM_MODE_READY, true,
-                     req);
-}
-LOOM_MPI_ALIAS(Rsend_init);
-
-int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                    MPI_Request *req)
-{
-    return post_send("MPI_Bsend_init", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED, true,
-                     req);
-}
-LOOM_MPI_ALIAS(Bsend_init);
+POSTED_SEND(Isend, LOOM_MODE_STANDARD, false);
+POSTED_SEND(Issend, LOOM_MODE_SYNC, false);
+POSTED_SEND(Irsend, LOOM_MODE_READY, false);
+POSTED_SEND(Ibsend, LOOM_MODE_BUFFERED, false);
+POSTED_SEND(Send_init, LOOM_MODE_STANDARD, true);
+POSTED_SEND(Ssend_init, LOOM_MODE_SYNC, true);
+POSTED_SEND(Rsend_init, LOOM_MODE_READY, true);
+POSTED_SEND(Bsend_init, LOOM_MODE_BUFFERED, true);
 
 static int recv_impl(const char *fn, void *buf, MPI_Count count, MPI_Datatype type, int src,
                      int tag, MPI_Comm comm, MPI_Status *status)
@@ -845,97 +805,6 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, in
 LOOM_MPI_ALIAS(Isendrecv_replace);
 
 /* ---- large counts (MPI-4: the _c forms, counts as MPI_Count) --------------- */
-
-int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                MPI_Comm comm)
-{
-    return send_standard("MPI_Send_c", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD);
-}
-LOOM_MPI_ALIAS(Send_c);
-
-int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                 MPI_Comm comm)
-{
-    return blocking_send("MPI_Ssend_c", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC);
-}
-LOOM_MPI_ALIAS(Ssend_c);
-
-int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                 MPI_Comm comm)
-{
-    return send_standard("MPI_Rsend_c", buf, count, type, dest, tag, comm, LOOM_MODE_READY);
-}
-LOOM_MPI_ALIAS(Rsend_c);
-
-int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                 MPI_Comm comm)
-{
-    return blocking_send("MPI_Bsend_c", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED);
-}
-LOOM_MPI_ALIAS(Bsend_c);
-
-int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                 MPI_Comm comm, MPI_Request *req)
-{
-    return post_send("MPI_Isend_c", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, false,
-                     req);
-}
-LOOM_MPI_ALIAS(Isend_c);
-
-int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *req)
-{
-    return post_send("MPI_Issend_c", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC, false, req);
-}
-LOOM_MPI_ALIAS(Issend_c);
-
-int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *req)
-{
-    return post_send("MPI_Irsend_c", buf, count, type, dest, tag, comm, LOOM_MODE_READY, false,
-                     req);
-}
-LOOM_MPI_ALIAS(Irsend_c);
-
-int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *req)
-{
-    return post_send("MPI_Ibsend_c", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED, false,
-                     req);
-}
-LOOM_MPI_ALIAS(Ibsend_c);
-
-int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                     MPI_Comm comm, MPI_Request *req)
-{
-    return post_send("MPI_Send_init_c", buf, count, type, dest, tag, comm, LOOM_MODE_STANDARD, true,
-                     req);
-}
-LOOM_MPI_ALIAS(Send_init_c);
-
-int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                      MPI_Comm comm, MPI_Request *req)
-{
-    return post_send("MPI_Ssend_init_c", buf, count, type, dest, tag, comm, LOOM_MODE_SYNC, true,
-                     req);
-}
-LOOM_MPI_ALIAS(Ssend_init_c);
-
-int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                      MPI_Comm comm, MPI_Request *req)
-{
-    return post_send("MPI_Rsend_init_c", buf, count, type, dest, tag, comm, LOOM_MODE_READY, true,
-                     req);
-}
-LOOM_MPI_ALIAS(Rsend_init_c);
-
-int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                      MPI_Comm comm, MPI_Request *req)
-{
-    return post_send("MPI_Bsend_init_c", buf, count, type, dest, tag, comm, LOOM_MODE_BUFFERED,
-                     true, req);
-}
-LOOM_MPI_ALIAS(Bsend_init_c);
 
 int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
                 MPI_Status *status)
