@@ -50,23 +50,23 @@ else
 fi
 fail=0
 complain() { echo "FAILED: $*"; fail=1; }
+# count_lines FILE NAME REGEX N...: FILE has N lines matching each REGEX.
+count_lines() {
+    local file=$1 name=$2 n
+    shift 2
+    while [ $# -gt 0 ]; do
+        n=$(grep -Ec -- "$1" "$file")
+        [ "$n" = "$2" ] || complain "$name has $n lines matching /$1/, expected $2"
+        shift 2
+    done
+}
 [ "$rc" = "$status" ] || complain "exit status $rc, expected $status"
 for re in "${outs[@]+"${outs[@]}"}"; do grep -Eq -- "$re" "$tmp/out" || complain "stdout lacks /$re/"; done
 for re in "${errs[@]+"${errs[@]}"}"; do grep -Eq -- "$re" "$tmp/err" || complain "stderr lacks /$re/"; done
 for re in "${nouts[@]+"${nouts[@]}"}"; do grep -Eq -- "$re" "$tmp/out" && complain "stdout has /$re/"; done
 for re in "${nerrs[@]+"${nerrs[@]}"}"; do grep -Eq -- "$re" "$tmp/err" && complain "stderr has /$re/"; done
-set -- "${ecounts[@]+"${ecounts[@]}"}"
-while [ $# -gt 0 ]; do
-    n=$(grep -Ec -- "$1" "$tmp/err")
-    [ "$n" = "$2" ] || complain "stderr has $n lines matching /$1/, expected $2"
-    shift 2
-done
-set -- "${counts[@]+"${counts[@]}"}"
-while [ $# -gt 0 ]; do
-    n=$(grep -Ec -- "$1" "$tmp/out")
-    [ "$n" = "$2" ] || complain "stdout has $n lines matching /$1/, expected $2"
-    shift 2
-done
+count_lines "$tmp/out" stdout "${counts[@]+"${counts[@]}"}"
+count_lines "$tmp/err" stderr "${ecounts[@]+"${ecounts[@]}"}"
 if [ "$fail" = 1 ]; then
     echo "--- stdout"; head -c 4000 "$tmp/out"; echo "--- stderr"; head -c 4000 "$tmp/err"
     exit 1
