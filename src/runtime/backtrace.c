@@ -43,9 +43,12 @@ static void collect(void *arg)
 
 static struct bt warm;
 
+static void find_loom_base(void);
+
 static void collect_warm(void)
 {
     collect(&warm);
+    find_loom_base();
 }
 
 /* ---- names -------------------------------------------------------------------- */
@@ -127,11 +130,14 @@ static const char *symtab_name(const char *path, uintptr_t base, uintptr_t addr,
     return NULL;
 }
 
-/* Where libloom lies (its dladdr base). */
-static void *loom_base(void)
+/* Where libloom lies (its dladdr base), found once with the warm-up. */
+static void *loom_base;
+
+static void find_loom_base(void)
 {
     Dl_info self;
-    return dladdr((const void *)loom_rank_backtrace, &self) ? self.dli_fbase : NULL;
+    if (dladdr((const void *)loom_rank_backtrace, &self))
+        loom_base = self.dli_fbase;
 }
 
 /* "name+0xoff (file)" or "file+0xoff" for a return address of rank r. */
@@ -147,7 +153,7 @@ static void name_pc(const struct loom_rank *r, uintptr_t pc, bool first, char *b
         snprintf(buf, n, "0x%lx", (unsigned long)pc);
         return;
     }
-    *in_loom = info.dli_fbase == loom_base();
+    *in_loom = info.dli_fbase == loom_base;
     const char *path = info.dli_fname;
     const char *file = strrchr(path, '/');
     file = file ? file + 1 : path;
@@ -179,7 +185,7 @@ int loom_rank_backtrace(const struct loom_rank *r, char *buf, size_t n)
     if (!r->ult)
         return 0;
     /* backtrace(3) loads libgcc's unwinder at its first call: here, on our
-     * own stack, not on the rank's. */
+     * own stack, not on the rank's (and libloom's base is found once). */
     pthread_once(&once, collect_warm);
     struct bt b = {.n = 0};
     if (!loom_ult_borrow_stack(r->ult, collect, &b) || b.n <= 2)
